@@ -1,0 +1,42 @@
+# The two user-facing targets are `make demo` and `make test`; both set up
+# everything they need first (Debian packages, then a local virtualenv).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BUILD  := build
+DEB_TOOLS := verilator iverilog yosys
+
+.PHONY: setup demo test test-fast clean
+
+setup: $(VENV)/.installed tools
+
+# Debian packages are installed only when a tool is missing, so the target
+# is cheap on a machine that already has them.
+tools:
+	@missing=""; \
+	for t in verilator iverilog yosys; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing from Debian:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_TOOLS) >/dev/null; \
+	fi
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	  $(PYTHON) -m venv $(VENV); }
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $@
+
+demo: setup
+	$(VENV)/bin/dfx demo
+
+# Tests run from the build folder because pymtl3 writes translated Verilog
+# and Verilator objects into the current directory.
+test: setup
+	@mkdir -p $(BUILD)/test
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --test-verilog -m "not no_verilog" $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,268 @@
+"""The one source of every width and size in pymtl_dfx.
+
+`DFXConfig` describes the hardware (one compute core and the appliance it sits
+in); `GPT2Config` describes the model.  Everything else (bit widths of ISA
+fields, buffer address widths, bandwidths in bytes per cycle) is derived from
+these two classes, never restated.
+
+Defaults are the paper's: d=64, l=16, 200 MHz, 32 HBM pseudo-channels x 512
+bit per cycle, DDR4 at 38 GB/s, two 100 Gb/s QSFP ports per card.
+
+Invalid values raise `ConfigError`, which names every bad field and its value.
+Sizes that merely do not divide evenly (e.g. 50,257 vocabulary columns over
+4 cores) are not errors: the compiler pads them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field, fields
+
+FP16_BITS = 16
+FP16_BYTES = FP16_BITS // 8
+
+
+class ConfigError(ValueError):
+  """A configuration value is invalid; the message names each bad field."""
+
+
+def _is_pow2(x) -> bool:
+  return isinstance(x, int) and x > 0 and (x & (x - 1)) == 0
+
+
+def _check(errors, name, value, ok, why):
+  if not ok:
+    errors.append(f"{name}={value!r} ({why})")
+
+
+def _raise_if(errors, what):
+  if errors:
+    raise ConfigError(f"invalid {what}: " + "; ".join(errors))
+
+
+def _int_field_errors(obj, names):
+  errors = []
+  for name in names:
+    value = getattr(obj, name)
+    if not isinstance(value, int) or isinstance(value, bool):
+      errors.append(f"{name}={value!r} (must be an integer)")
+    elif value <= 0:
+      errors.append(f"{name}={value!r} (must be positive)")
+  return errors
+
+
+@dataclass(frozen=True)
+class DFXConfig:
+  """Hardware parameters of one DFX core and of the appliance.
+
+  d            tree-MAC width: elements of a vector reduced per lane per cycle
+  l            lanes of the matrix function unit (columns per tile)
+  cores        FPGAs (one compute core each) on the ring
+  clock_mhz    kernel clock
+  hbm_channels HBM pseudo-channels the DMA reads in parallel
+  hbm_channel_bits  bits each channel delivers per kernel cycle
+  hbm_channel_mb    capacity of one pseudo-channel
+  ddr_gbps     DDR bandwidth in GB/s (1e9 bytes/s)
+  ring_gbps    one QSFP link, Gb/s (1e9 bits/s)
+  router_words words the router moves per synchronisation packet
+  vreg_entries vector register file depth, in d-element vectors
+  mreg_entries matrix-input buffer depth, in d-element vectors
+  psum_entries partial-sum buffer depth, in l-element vectors
+  fp_add_latency, fp_mul_latency   FP16 operator pipeline depths on DSPs
+  """
+
+  d: int = 64
+  l: int = 16
+  cores: int = 1
+  clock_mhz: int = 200
+  hbm_channels: int = 32
+  hbm_channel_bits: int = 512
+  hbm_channel_mb: int = 256
+  ddr_gbps: float = 38.0
+  ring_gbps: float = 100.0
+  router_words: int = 64
+  vreg_entries: int = 2048
+  mreg_entries: int = 2048
+  psum_entries: int = 1024
+  fp_add_latency: int = 11
+  fp_mul_latency: int = 6
+
+  def __post_init__(self):
+    int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
+                 "hbm_channel_bits", "hbm_channel_mb", "router_words",
+                 "vreg_entries", "mreg_entries", "psum_entries",
+                 "fp_add_latency", "fp_mul_latency"]
+    errors = _int_field_errors(self, int_names)
+    for name in ("ddr_gbps", "ring_gbps"):
+      value = getattr(self, name)
+      _check(errors, name, value,
+             isinstance(value, (int, float)) and not isinstance(value, bool)
+             and math.isfinite(value) and value > 0,
+             "must be a positive number")
+    if not errors:
+      for name in ("d", "l", "hbm_channels", "vreg_entries", "mreg_entries",
+                   "psum_entries"):
+        value = getattr(self, name)
+        _check(errors, name, value, _is_pow2(value), "must be a power of two")
+      _check(errors, "hbm_channel_bits", self.hbm_channel_bits,
+             self.hbm_channel_bits % FP16_BITS == 0,
+             f"must be a multiple of {FP16_BITS}")
+    _raise_if(errors, "DFXConfig")
+
+  # Derived quantities: the only place they are computed.
+
+  @property
+  def macs_per_cycle(self) -> int:
+    return self.d * self.l
+
+  @property
+  def tree_depth(self) -> int:
+    """Adder levels in one lane's balanced reduction tree."""
+    return self.d.bit_length() - 1
+
+  @property
+  def hbm_bytes_per_cycle(self) -> int:
+    return self.hbm_channels * self.hbm_channel_bits // 8
+
+  @property
+  def hbm_gbps(self) -> float:
+    return self.hbm_bytes_per_cycle * self.clock_mhz * 1e6 / 1e9
+
+  @property
+  def ddr_bytes_per_cycle(self) -> float:
+    return self.ddr_gbps * 1e9 / (self.clock_mhz * 1e6)
+
+  @property
+  def ring_bytes_per_cycle(self) -> float:
+    return self.ring_gbps * 1e9 / 8 / (self.clock_mhz * 1e6)
+
+  @property
+  def tile_elems(self) -> int:
+    return self.d * self.l
+
+  @property
+  def tile_bytes(self) -> int:
+    return self.tile_elems * FP16_BYTES
+
+  @property
+  def vreg_addr_bits(self) -> int:
+    return max(1, (self.vreg_entries - 1).bit_length())
+
+  @property
+  def mreg_addr_bits(self) -> int:
+    return max(1, (self.mreg_entries - 1).bit_length())
+
+  @property
+  def psum_addr_bits(self) -> int:
+    return max(1, (self.psum_entries - 1).bit_length())
+
+  @property
+  def hbm_bytes(self) -> int:
+    return self.hbm_channels * self.hbm_channel_mb * 2**20
+
+  def replace(self, **changes) -> "DFXConfig":
+    return dataclasses.replace(self, **changes)
+
+  def to_dict(self) -> dict:
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_dict(cls, data: dict) -> "DFXConfig":
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+      raise ConfigError(f"invalid DFXConfig: unknown field(s) {unknown}")
+    return cls(**data)
+
+
+@dataclass(frozen=True)
+class GPT2Config:
+  """GPT-2 hyper-parameters, named as Hugging Face's config.json names them."""
+
+  n_layer: int = 12
+  n_embd: int = 768
+  n_head: int = 12
+  vocab_size: int = 50257
+  n_positions: int = 1024
+  layer_norm_epsilon: float = 1e-5
+  name: str = field(default="custom", compare=False)
+
+  def __post_init__(self):
+    errors = _int_field_errors(self, ["n_layer", "n_embd", "n_head",
+                                      "vocab_size", "n_positions"])
+    eps = self.layer_norm_epsilon
+    _check(errors, "layer_norm_epsilon", eps,
+           isinstance(eps, (int, float)) and not isinstance(eps, bool)
+           and math.isfinite(eps) and eps > 0, "must be a positive number")
+    if not errors:
+      _check(errors, "n_embd", self.n_embd, self.n_embd % self.n_head == 0,
+             f"must be a multiple of n_head={self.n_head}")
+    _raise_if(errors, f"GPT2Config {self.name!r}")
+
+  @property
+  def head_dim(self) -> int:
+    return self.n_embd // self.n_head
+
+  @property
+  def n_inner(self) -> int:
+    return 4 * self.n_embd
+
+  @property
+  def n_params(self) -> int:
+    e, v, p, n = self.n_embd, self.vocab_size, self.n_positions, self.n_layer
+    per_layer = (2 * e            # ln_1
+                 + e * 3 * e + 3 * e   # c_attn
+                 + e * e + e           # attn c_proj
+                 + 2 * e               # ln_2
+                 + e * 4 * e + 4 * e   # c_fc
+                 + 4 * e * e + e)      # mlp c_proj
+    return v * e + p * e + n * per_layer + 2 * e
+
+  def to_hf_dict(self) -> dict:
+    return {
+      "model_type": "gpt2",
+      "architectures": ["GPT2LMHeadModel"],
+      "n_layer": self.n_layer, "n_embd": self.n_embd, "n_head": self.n_head,
+      "vocab_size": self.vocab_size, "n_positions": self.n_positions,
+      "n_ctx": self.n_positions,
+      "layer_norm_epsilon": self.layer_norm_epsilon,
+      "activation_function": "gelu_new",
+    }
+
+  @classmethod
+  def from_hf_dict(cls, data: dict, name: str = "checkpoint") -> "GPT2Config":
+    missing = [k for k in ("n_layer", "n_embd", "n_head", "vocab_size")
+               if k not in data]
+    if missing:
+      raise ConfigError(f"invalid GPT-2 config.json ({name}): missing {missing}")
+    return cls(
+      n_layer=data["n_layer"], n_embd=data["n_embd"], n_head=data["n_head"],
+      vocab_size=data["vocab_size"],
+      n_positions=data.get("n_positions", data.get("n_ctx", 1024)),
+      layer_norm_epsilon=data.get("layer_norm_epsilon", 1e-5),
+      name=name,
+    )
+
+  def to_json(self) -> str:
+    return json.dumps(self.to_hf_dict(), indent=2)
+
+
+GPT2_PRESETS = {
+  "tiny":        dict(n_layer=2,  n_embd=32,   n_head=2,  vocab_size=64,
+                      n_positions=128),
+  "gpt2":        dict(n_layer=12, n_embd=768,  n_head=12, vocab_size=50257),
+  "gpt2-medium": dict(n_layer=24, n_embd=1024, n_head=16, vocab_size=50257),
+  "gpt2-large":  dict(n_layer=36, n_embd=1280, n_head=20, vocab_size=50257),
+  # The paper cuts gpt2-xl's 25 heads to 24 so that they split over 4 cores;
+  # 24 heads of 64 make the width 1536.
+  "gpt2-xl-dfx": dict(n_layer=48, n_embd=1536, n_head=24, vocab_size=50257),
+}
+
+
+def gpt2_preset(name: str) -> GPT2Config:
+  if name not in GPT2_PRESETS:
+    raise ConfigError(f"unknown GPT-2 preset {name!r}; "
+                      f"known presets: {', '.join(GPT2_PRESETS)}")
+  return GPT2Config(name=name, **GPT2_PRESETS[name])

@@ -1,0 +1,1 @@
+"""Building blocks shared by several units (pipelines, stream adapters)."""

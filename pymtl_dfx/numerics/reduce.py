@@ -1,0 +1,99 @@
+"""Reductions and matrix-vector products in the order the hardware does them.
+
+The order of FP16 additions is part of the specification:
+
+1. The input dimension is cut into chunks of `d` elements (the MFU's tree-MAC
+   width), the last chunk padded with +0.
+2. Within a chunk, the d products (each rounded to FP16) are summed by a
+   balanced binary tree: level by level, element 2i is added to element 2i+1
+   (each addition rounded to FP16).  This is the MFU lane's adder tree.
+3. Chunk sums are accumulated in ascending chunk order, starting from chunk 0:
+   acc = c0; acc = acc + c1; ... (the partial-sum buffer).  The DMA's zigzag
+   traversal changes which column tile is visited next, never this order.
+4. Conv1D adds the bias to the finished accumulation: y = acc + b.
+
+Vector reductions (VPU reduce-sum) use the same chunked-tree order with the
+same width.  Reduce-max is exact, so its order only matters for NaN (any NaN
+gives the canonical NaN).
+
+Internally values are carried in binary32 arrays that always hold FP16
+values (every operation rounds back to FP16), which is bit-identical to
+numpy float16 arithmetic and much faster.
+"""
+
+import numpy as np
+
+from .fp16 import CANONICAL_NAN, F16, F32, canonical, from_bits, order_key
+
+
+def _r(a32):
+  """Round a binary32 array to FP16 precision, staying in binary32."""
+  return a32.astype(F16).astype(F32)
+
+
+def _tree_sum32(chunks32, axis):
+  """Balanced adder tree over `axis` (a power-of-two length) of binary32 FP16 values."""
+  a = np.moveaxis(chunks32, axis, 0)
+  while a.shape[0] > 1:
+    a = _r(a[0::2] + a[1::2])
+  return a[0]
+
+
+def _chunked(x32, d, axis=0, pad_value=0.0):
+  """Pad `axis` to a multiple of d and split it into [chunks, d, ...]."""
+  x32 = np.moveaxis(x32, axis, 0)
+  n = x32.shape[0]
+  n_chunks = max(1, -(-n // d))
+  pad = n_chunks * d - n
+  if pad:
+    x32 = np.concatenate(
+      [x32, np.full((pad,) + x32.shape[1:], pad_value, F32)], axis=0)
+  return x32.reshape((n_chunks, d) + x32.shape[1:])
+
+
+def _accumulate32(chunk_sums32):
+  """Ascending sequential accumulation over axis 0."""
+  acc = chunk_sums32[0]
+  for c in chunk_sums32[1:]:
+    acc = _r(acc + c)
+  return acc
+
+
+def reduce_sum(x, d):
+  """Sum of a vector in the VPU's order (chunked tree, then ascending chunks)."""
+  x32 = np.asarray(x, F16).astype(F32)
+  chunks = _chunked(x32, d)
+  return canonical(_accumulate32(_tree_sum32(chunks, axis=1)).astype(F16))
+
+
+def reduce_max(x):
+  """Maximum of a vector by the comparator's order; any NaN gives NaN."""
+  x = np.asarray(x, F16)
+  if np.isnan(x).any():
+    return from_bits(CANONICAL_NAN)
+  return x[np.argmax(order_key(x))]
+
+
+def matvec(x, w, d, col_block=4096):
+  """y[j] = sum_i x[i] * w[i, j] in the MFU's order (module docstring).
+
+  x: [K] FP16, w: [K, N] FP16 (Hugging Face Conv1D orientation). Returns [N].
+  """
+  x = np.asarray(x, F16)
+  w = np.asarray(w, F16)
+  if x.ndim != 1 or w.ndim != 2 or w.shape[0] != x.shape[0]:
+    raise ValueError(f"matvec: shapes x{x.shape} and w{w.shape} do not match "
+                     f"(need x[K] and w[K, N])")
+  x32 = _chunked(x.astype(F32), d)                       # [C, d]
+  out = np.empty(w.shape[1], F16)
+  for j0 in range(0, w.shape[1], col_block):
+    w32 = _chunked(w[:, j0:j0 + col_block].astype(F32), d)   # [C, d, n]
+    prod = _r(x32[:, :, None] * w32)
+    out[j0:j0 + col_block] = _accumulate32(_tree_sum32(prod, axis=1)).astype(F16)
+  return canonical(out)
+
+
+def conv1d(x, w, b, d):
+  """Hugging Face Conv1D on one token: matvec, then the bias added once."""
+  y = matvec(x, w, d)
+  return canonical(np.add(y, np.asarray(b, F16)))

@@ -1,0 +1,1 @@
+"""DFX hardware units, one package per unit, each at FL, CL and RTL."""

@@ -1,0 +1,118 @@
+"""Combinational IEEE binary16 multiplier (RNE, subnormals, inf, NaN).
+
+The datapath of `FP16MultiplierRTL`.  The 11x11-bit significand product is
+normalised with a leading-zero count (so subnormal operands work), shifted
+right with sticky when the result is subnormal, and rounded to nearest even
+by adding the round-up bit to the packed {exponent, mantissa}: a carry moves
+into the exponent (subnormal -> normal, max -> inf) for free.  Every NaN
+result is the canonical NaN, as `pymtl_dfx.numerics` specifies.
+"""
+
+from pymtl3 import *
+
+from ...numerics.fp16 import CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS, POS_INF
+
+FP_BITS = 1 + EXP_BITS + MANT_BITS
+SIG = MANT_BITS + 1
+PROD = 2 * SIG                  # significand product width
+EXP_MAX = (1 << EXP_BITS) - 1
+# Exponent arithmetic is done with this offset so it never goes negative.
+# A normalised product 1.f * 2^(ea + eb - lz - 2*bias + 1) has exponent field
+# ea + eb - lz - bias + 1; with the offset, field = t - T_BIAS.
+T_OFFSET = 2 * PROD
+T_BIAS = T_OFFSET + EXP_BIAS - 1
+T_BITS = ( T_OFFSET + 2 * EXP_MAX ).bit_length()
+SHIFT_CAP = PROD + 2            # right shifts beyond this leave only sticky
+WIDE = PROD + SHIFT_CAP
+PACK = FP_BITS - 1           # {exponent, mantissa} without the sign
+
+
+class FP16MulComb( Component ):
+
+  def construct( s ):
+    s.a   = InPort ( FP_BITS )
+    s.b   = InPort ( FP_BITS )
+    s.out = OutPort( FP_BITS )
+
+    ExpT  = mk_bits( EXP_BITS )
+    SigT  = mk_bits( SIG )
+    ProdT = mk_bits( PROD )
+    WideT = mk_bits( WIDE )
+    TT    = mk_bits( T_BITS )
+    LzT   = mk_bits( 5 )
+    PackT = mk_bits( PACK )
+
+    s.sign    = Wire()
+    s.prod    = Wire( ProdT )
+    s.lz      = Wire( LzT )
+    s.t       = Wire( TT )
+    s.norm    = Wire( ProdT )
+    s.rshift  = Wire( TT )
+    s.shifted = Wire( WideT )
+    s.field   = Wire( ExpT )
+    s.pk      = Wire( PackT )
+    s.rounded = Wire( PackT )
+    s.overflow = Wire()
+
+    @update
+    def up_product():
+      s.sign @= s.a[FP_BITS-1] ^ s.b[FP_BITS-1]
+      s.prod @= zext( concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] ), PROD ) * \
+                zext( concat( s.b[MANT_BITS:FP_BITS-1] != 0, s.b[0:MANT_BITS] ), PROD )
+
+    @update
+    def up_lzc():
+      s.lz @= PROD
+      for i in range( PROD ):
+        if s.prod[i]:
+          s.lz @= PROD - 1 - i
+
+    @update
+    def up_exponent():
+      ea = zext( s.a[MANT_BITS:FP_BITS-1] | zext( s.a[MANT_BITS:FP_BITS-1] == 0, EXP_BITS ), T_BITS )
+      eb = zext( s.b[MANT_BITS:FP_BITS-1] | zext( s.b[MANT_BITS:FP_BITS-1] == 0, EXP_BITS ), T_BITS )
+      s.t @= ea + eb + T_OFFSET - zext( s.lz, T_BITS )
+      s.norm @= s.prod << zext( s.lz, PROD )
+      # t <= T_BIAS: the result is subnormal, shift right by T_BIAS + 1 - t
+      if s.t > T_BIAS:
+        s.rshift @= 0
+      elif T_BIAS + 1 - s.t > SHIFT_CAP:
+        s.rshift @= SHIFT_CAP
+      else:
+        s.rshift @= T_BIAS + 1 - s.t
+      s.overflow @= s.t >= T_BIAS + EXP_MAX
+
+    @update
+    def up_round():
+      # `shifted` keeps the normalised product in its top PROD bits; what is
+      # shifted below them becomes guard and sticky
+      s.shifted @= ( zext( s.norm, WIDE ) << SHIFT_CAP ) >> zext( s.rshift, WIDE )
+      if s.rshift == 0:
+        s.field @= trunc( s.t - T_BIAS, EXP_BITS )
+      else:
+        s.field @= 0
+      s.pk @= concat( s.field, s.shifted[WIDE-1-MANT_BITS:WIDE-1] )
+      guard = s.shifted[WIDE-2-MANT_BITS]
+      sticky = s.shifted[0:WIDE-2-MANT_BITS] != 0
+      round_up = guard & ( sticky | s.shifted[WIDE-1-MANT_BITS] )
+      s.rounded @= s.pk + zext( round_up, PACK )
+
+    @update
+    def up_out():
+      a_exp_max = s.a[MANT_BITS:FP_BITS-1] == EXP_MAX
+      b_exp_max = s.b[MANT_BITS:FP_BITS-1] == EXP_MAX
+      a_zero = s.a[0:FP_BITS-1] == 0
+      b_zero = s.b[0:FP_BITS-1] == 0
+      a_nan = a_exp_max & ( s.a[0:MANT_BITS] != 0 )
+      b_nan = b_exp_max & ( s.b[0:MANT_BITS] != 0 )
+      if a_nan | b_nan | ( a_exp_max & b_zero ) | ( b_exp_max & a_zero ):
+        s.out @= CANONICAL_NAN
+      elif a_exp_max | b_exp_max | ( s.overflow & ( s.prod != 0 ) ):
+        s.out @= concat( s.sign, PackT(POS_INF) )
+      elif s.prod == 0:
+        s.out @= concat( s.sign, PackT(0) )
+      else:
+        s.out @= concat( s.sign, s.rounded )
+
+  def line_trace( s ):
+    return f"{s.a}*{s.b}={s.out}"
