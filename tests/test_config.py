@@ -1,0 +1,71 @@
+"""DFXConfig / GPT2Config: the paper's defaults, derived sizes, clear errors."""
+
+import pytest
+
+from pymtl_dfx.config import (ConfigError, DFXConfig, GPT2Config, GPT2_PRESETS,
+                              gpt2_preset)
+
+
+def test_defaults_are_the_papers():
+  c = DFXConfig()
+  assert ( c.d, c.l, c.clock_mhz, c.hbm_channels, c.hbm_channel_bits ) == ( 64, 16, 200, 32, 512 )
+  assert c.macs_per_cycle == 1024 and c.tree_depth == 6
+  assert c.hbm_bytes_per_cycle == 2048
+  assert c.hbm_gbps == pytest.approx( 409.6 )
+  assert c.ring_bytes_per_cycle == pytest.approx( 62.5 )
+  assert c.hbm_bytes == 8 * 2**30
+
+
+@pytest.mark.parametrize( "field,value,why", [
+  ( "d", 48, "power of two" ), ( "l", 0, "positive" ), ( "cores", -1, "positive" ),
+  ( "clock_mhz", 2.5, "integer" ), ( "ddr_gbps", 0, "positive number" ),
+  ( "hbm_channel_bits", 500, "multiple of 16" ), ( "vreg_entries", 1000, "power of two" ),
+] )
+def test_invalid_dfx_values_name_the_field( field, value, why ):
+  with pytest.raises( ConfigError, match=rf"{field}={value!r}.*{why}" ):
+    DFXConfig( **{ field: value } )
+
+
+def test_every_bad_field_is_reported_at_once():
+  with pytest.raises( ConfigError ) as e:
+    DFXConfig( d=3, l=6 )
+  assert "d=3" in str( e.value ) and "l=6" in str( e.value )
+
+
+def test_presets():
+  assert set( GPT2_PRESETS ) == { "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl-dfx" }
+  m = gpt2_preset( "gpt2-medium" )
+  assert ( m.n_layer, m.n_embd, m.n_head, m.head_dim ) == ( 24, 1024, 16, 64 )
+  assert 350e6 < m.n_params < 360e6
+  assert gpt2_preset( "gpt2" ).n_params == 124_439_808   # Hugging Face's count
+  xl = gpt2_preset( "gpt2-xl-dfx" )
+  assert xl.n_head == 24 and xl.head_dim == 64
+
+
+def test_unknown_preset_lists_the_known_ones():
+  with pytest.raises( ConfigError, match="unknown GPT-2 preset 'gpt3'.*gpt2-medium" ):
+    gpt2_preset( "gpt3" )
+
+
+def test_gpt2_errors_and_uneven_sizes():
+  with pytest.raises( ConfigError, match="n_embd=100.*multiple of n_head=3" ):
+    GPT2Config( n_embd=100, n_head=3 )
+  with pytest.raises( ConfigError, match="n_layer=0" ):
+    GPT2Config( n_layer=0 )
+  # a vocabulary that does not divide over cores or lanes is not an error
+  assert GPT2Config( vocab_size=50257 ).vocab_size == 50257
+
+
+def test_hf_dict_round_trip():
+  c = gpt2_preset( "tiny" )
+  back = GPT2Config.from_hf_dict( c.to_hf_dict(), name="tiny" )
+  assert back == c
+  with pytest.raises( ConfigError, match="missing.*n_head" ):
+    GPT2Config.from_hf_dict( { "n_layer": 1, "n_embd": 8, "vocab_size": 4 } )
+
+
+def test_dfx_dict_round_trip_and_unknown_field():
+  c = DFXConfig( cores=4, d=16 )
+  assert DFXConfig.from_dict( c.to_dict() ) == c
+  with pytest.raises( ConfigError, match="unknown field.*lanes" ):
+    DFXConfig.from_dict( { "lanes": 4 } )
