@@ -61,6 +61,8 @@ class ComputeOp(_Documented):
   EXP      = 0x19, "dst = exp(src1), element-wise"
   INVPOW2  = 0x1A, ("dst = 2^-floor(log2|src1|), element-wise (pre-scales "
                     "LayerNorm deviations so their squares stay finite)")
+  REDMAXABS = 0x1B, ("dst[0] = max of |src1[0:len]| (reduce-max of magnitudes: "
+                     "the LayerNorm pre-scale needs max|x - mean|)")
 
   @property
   def on_vpu(self) -> bool:

@@ -1,0 +1,188 @@
+"""Per-core instruction streams for one token step.
+
+DFX processes the prompt one token at a time, so a step is the unit of
+work: the program for (core, token, position) computes the token's pass
+through every decoder layer, appends its K and V, and, when asked, the
+core's slice of the logits.  The program only depends on the layout, the
+token id (its embedding row) and the position (K/V rows, attention length),
+so the host emits one per step from the layout alone.
+
+The sequence is exactly `pymtl_dfx.gpt2.dfx_forward`'s order, with the
+matrix products split over cores (`partition`) and the four all-gathers per
+layer of the paper.
+"""
+
+import math
+
+import numpy as np
+
+from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp as R, make
+from .tiling import band_width, ceil_div, tile_order
+
+
+class StepEmitter:
+
+  def __init__( s, layout, gpt ):
+    s.lay = layout
+    s.gpt = gpt
+    s.d, s.l = layout["d"], layout["l"]
+    s.rf = layout["rf"]
+    s.ddr = layout["ddr"]["regions"]
+    s.mats = layout["hbm"]["matrices"]
+    s.kv = layout["hbm"]["kv"]
+    s.vw = layout["vec_words"]
+    s.split = layout["split"]
+    s.lay_psum = layout["psum_entries"]
+    s.E = gpt.n_embd
+    s.hd = gpt.head_dim
+    s.Hc = s.split["heads_per_core"]
+    s.scale = float( np.float16( 1.0 / math.sqrt( s.hd ) ) )
+
+  def ents( s, n ):
+    return ceil_div( n, s.d )
+
+  # -- building blocks -------------------------------------------------------
+
+  def vec( s, op, dst, src1, n, src2=None, bcast=False ):
+    fields = dict( dst=dst, src1=src1, len=n )
+    if src2 is not None:
+      fields.update( src2=src2, bcast=int( bcast ) )
+    return make( op, **fields )
+
+  def ddr_read( s, reg, region, n_elems ):
+    return make( D.DDR_READ, rf=reg, addr=s.ddr[ region ], vecs=s.ents( n_elems ) )
+
+  def weight_stream( s, name ):
+    m = s.mats[ name ]
+    return make( D.HBM_READ, mpu=1, addr=m["addr"], vecs=m["vecs"] )
+
+  def tile_reads( s, base, rows, cols, tile_vec_offset ):
+    """hbm_read mpu for each maximal run of consecutive tiles in stream order."""
+    order = tile_order( rows, cols, s.d, s.l, band_width( cols, s.l, s.lay_psum ) )
+    out, run_start, run_len, prev = [], None, 0, None
+    for r, c in order:
+      off = tile_vec_offset( r, c )
+      if prev is not None and off == prev + s.l:
+        run_len += s.l
+      else:
+        if run_start is not None:
+          out.append( make( D.HBM_READ, mpu=1, addr=base + run_start * s.vw, vecs=run_len ) )
+        run_start, run_len = off, s.l
+      prev = off
+    out.append( make( D.HBM_READ, mpu=1, addr=base + run_start * s.vw, vecs=run_len ) )
+    return out
+
+  def layernorm( s, src, dst, g_region, b_region ):
+    rf, E = s.rf, s.E
+    return [
+      s.ddr_read( rf["gamma"], g_region, E ),
+      s.ddr_read( rf["beta"], b_region, E ),
+      s.vec( C.ACCUM, rf["s0"], src, E ),
+      s.vec( C.MUL, rf["s0"], rf["s0"], 1, rf["inv_n"] ),
+      s.vec( C.SUB, rf["dev"], src, E, rf["s0"], bcast=True ),
+      s.vec( C.REDMAXABS, rf["s1"], rf["dev"], E ),
+      s.vec( C.INVPOW2, rf["s1"], rf["s1"], 1 ),
+      s.vec( C.MUL, rf["y"], rf["dev"], E, rf["s1"], bcast=True ),
+      s.vec( C.MUL, rf["sq"], rf["y"], E, rf["y"] ),
+      s.vec( C.ACCUM, rf["s2"], rf["sq"], E ),
+      s.vec( C.MUL, rf["s2"], rf["s2"], 1, rf["inv_n"] ),
+      s.vec( C.MUL, rf["s3"], rf["eps"], 1, rf["s1"] ),
+      s.vec( C.MUL, rf["s3"], rf["s3"], 1, rf["s1"] ),
+      s.vec( C.ADD, rf["s2"], rf["s2"], 1, rf["s3"] ),
+      s.vec( C.RSQRT, rf["s2"], rf["s2"], 1 ),
+      s.vec( C.MUL, dst, rf["y"], E, rf["s2"], bcast=True ),
+      s.vec( C.MUL, dst, dst, E, rf["gamma"] ),
+      s.vec( C.ADD, dst, dst, E, rf["beta"] ),
+    ]
+
+  def column_slice( s, layer, name, src, rows, out_reg, split_key, bias_region,
+                    core, post=PostOp.NONE ):
+    """conv1d of this core's columns into its segment of `out_reg`, then the
+    all-gather that gives every core the whole vector."""
+    seg = s.split[ split_key ]
+    rf = s.rf
+    bias_reg = rf[ { "attn_proj": "b_o", "fc": "b_fc", "mlp_proj": "b_m" }[ split_key ] ]
+    return [
+      s.ddr_read( bias_reg, bias_region, seg ),
+      s.weight_stream( f"h{layer}.{name}" ),
+      make( C.CONV1D, dst=out_reg + core * s.ents( seg ), src1=src, rows=rows,
+            cols=seg, bias=bias_reg, post=int( post ) ),
+      make( R.SYNC, rf=out_reg, len=seg ),
+    ]
+
+  def head( s, layer, j, core, pos ):
+    """Attention of local head j: append K and V, scores, softmax, p V."""
+    rf, d, l, hd, Hc = s.rf, s.d, s.l, s.hd, s.Hc
+    T = pos + 1
+    q = rf["qkv"] + s.ents( j * hd )
+    k = rf["qkv"] + s.ents( ( Hc + j ) * hd )
+    v = rf["qkv"] + s.ents( ( 2 * Hc + j ) * hd )
+    k_base, v_base = s.kv[ f"h{layer}.k{j}" ], s.kv[ f"h{layer}.v{j}" ]
+    R_k = hd // d
+    c, jj = divmod( pos, l )
+    out = [ make( D.HBM_WRITE, rf=k + r, addr=k_base + ( ( c * R_k + r ) * l + jj ) * s.vw,
+                  vecs=1 ) for r in range( R_k ) ]
+    out.append( make( D.HBM_WRITE, rf=v, addr=v_base, vecs=s.ents( hd ), tr=1, pos=pos ) )
+    out += s.tile_reads( k_base, hd, T, lambda r, c: ( c * R_k + r ) * l )
+    out.append( make( C.MASKEDMM, dst=rf["scores"], src1=q, rows=hd, cols=T,
+                      scale=s.scale, mask=T ) )
+    out += [
+      s.vec( C.REDMAX, rf["s0"], rf["scores"], T ),
+      s.vec( C.SUB, rf["probs"], rf["scores"], T, rf["s0"], bcast=True ),
+      s.vec( C.EXP, rf["probs"], rf["probs"], T ),
+      s.vec( C.ACCUM, rf["s1"], rf["probs"], T ),
+      s.vec( C.RECIP, rf["s1"], rf["s1"], 1 ),
+      s.vec( C.MUL, rf["probs"], rf["probs"], T, rf["s1"], bcast=True ),
+    ]
+    n_ct = ceil_div( hd, l )
+    out += s.tile_reads( v_base, T, hd, lambda r, c: ( r * n_ct + c ) * l )
+    out.append( make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
+                      src1=rf["probs"], rows=T, cols=hd ) )
+    return out
+
+  # -- a whole step ----------------------------------------------------------
+
+  def step( s, core, token, pos, want_logits ):
+    rf, E = s.rf, s.E
+    if not 0 <= token < s.gpt.vocab_size:
+      raise ValueError( f"token id {token} out of range [0, {s.gpt.vocab_size})" )
+    if not 0 <= pos < s.lay["max_tokens"]:
+      raise ValueError( f"position {pos} is past the compiled context of "
+                        f"{s.lay['max_tokens']} tokens" )
+    row = s.lay["row_words"]
+    prog = [
+      s.ddr_read( rf["inv_n"], "consts", 1 ),
+      make( D.DDR_READ, rf=rf["eps"], addr=s.ddr["consts"] + s.vw, vecs=1 ),
+      make( D.DDR_READ, rf=rf["x"], addr=s.ddr["wte"] + token * row, vecs=s.ents( E ) ),
+      make( D.DDR_READ, rf=rf["wpe"], addr=s.ddr["wpe"] + pos * row, vecs=s.ents( E ) ),
+      s.vec( C.ADD, rf["x"], rf["x"], E, rf["wpe"] ),
+    ]
+    for i in range( s.gpt.n_layer ):
+      prog += s.layernorm( rf["x"], rf["h"], f"h{i}.ln_1.g", f"h{i}.ln_1.b" )
+      qkv_cols = 3 * s.Hc * s.hd
+      prog += [
+        s.ddr_read( rf["b_qkv"], f"h{i}.b_qkv", qkv_cols ),
+        s.weight_stream( f"h{i}.c_attn" ),
+        make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
+      ]
+      for j in range( s.Hc ):
+        prog += s.head( i, j, core, pos )
+      prog.append( make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) )
+      prog += s.column_slice( i, "attn_proj", rf["a"], E, rf["o"], "attn_proj",
+                              f"h{i}.b_o", core )
+      prog.append( s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) )
+      prog += s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" )
+      prog += s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
+                              post=PostOp.GELU )
+      prog += s.column_slice( i, "mlp_proj", rf["f"], s.gpt.n_inner, rf["m"], "mlp_proj",
+                              f"h{i}.b_m", core )
+      prog.append( s.vec( C.ADD, rf["x"], rf["x"], E, rf["m"] ) )
+    if want_logits:
+      prog += s.layernorm( rf["x"], rf["h"], "ln_f.g", "ln_f.b" )
+      seg = s.split["vocab"]
+      prog += [
+        s.weight_stream( "lm_head" ),
+        make( C.MM, dst=rf["logits"], src1=rf["h"], rows=E, cols=seg ),
+        make( D.DDR_WRITE, rf=rf["logits"], addr=s.ddr["logits"], vecs=s.ents( seg ) ),
+      ]
+    return prog

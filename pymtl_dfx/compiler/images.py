@@ -1,0 +1,91 @@
+"""Per-core HBM and DDR images from FP16 GPT-2 weights and a layout."""
+
+import numpy as np
+
+from .. import numerics
+from .partition import WORD_BYTES, Partition
+from .tiling import to_stream
+
+F16 = np.float16
+WORD_ELEMS = WORD_BYTES // 2
+
+
+def _columns( w, lo, hi, seg ):
+  """Columns [lo, hi) of w, zero-padded to seg columns."""
+  out = np.zeros( w.shape[:-1] + ( seg, ), F16 )
+  out[ ..., : hi - lo ] = w[ ..., lo:hi ]
+  return out
+
+
+def _qkv_columns( w, part, core ):
+  """This core's q | k | v head columns (zero for padding heads)."""
+  E, hd, Hc = part.gpt.n_embd, part.gpt.head_dim, part.heads_per_core
+  out = np.zeros( w.shape[:-1] + ( 3 * Hc * hd, ), F16 )
+  for which in range( 3 ):
+    for j, h in enumerate( part.real_heads( core ) ):
+      dst = which * Hc * hd + ( h - core * Hc ) * hd
+      out[ ..., dst:dst + hd ] = w[ ..., which * E + h * hd: which * E + ( h + 1 ) * hd ]
+  return out
+
+
+class _Image:
+  def __init__( s, words ):
+    s.mem = np.zeros( ( words, WORD_ELEMS ), F16 )
+
+  def put( s, addr, values ):
+    flat = np.asarray( values, F16 ).reshape( -1 )
+    n_words = -( -flat.size // WORD_ELEMS )
+    buf = np.zeros( n_words * WORD_ELEMS, F16 )
+    buf[ :flat.size ] = flat
+    s.mem[ addr: addr + n_words ] = buf.reshape( n_words, WORD_ELEMS )
+
+
+def _rows_padded( m, d ):
+  """Each row padded to a whole number of d-element vectors."""
+  width = -( -m.shape[1] // d ) * d
+  out = np.zeros( ( m.shape[0], width ), F16 )
+  out[ :, :m.shape[1] ] = m
+  return out
+
+
+def build_images( weights16, dfx, layout, core ):
+  """(hbm, ddr) arrays of shape [words, 32] FP16 for one core."""
+  gpt = weights16.config
+  part = Partition( gpt, dfx, layout["cores"] )
+  d, l = dfx.d, dfx.l
+  mats = layout["hbm"]["matrices"]
+  hbm = _Image( layout["hbm"]["words"] )
+  ddr = _Image( layout["ddr"]["words"] )
+  regions = layout["ddr"]["regions"]
+
+  def stream( name, w ):
+    m = mats[ name ]
+    assert w.shape == ( m["rows"], m["cols"] ), ( name, w.shape )
+    hbm.put( m["addr"], to_stream( w, d, l, m["band"] ) )
+
+  for i in range( gpt.n_layer ):
+    p = lambda suffix: weights16.layer( i, suffix )           # noqa: E731
+    stream( f"h{i}.c_attn", _qkv_columns( p( "attn.c_attn.weight" ), part, core ) )
+    ddr.put( regions[ f"h{i}.b_qkv" ], _qkv_columns( p( "attn.c_attn.bias" ), part, core ) )
+    for name, split, wname in ( ( "attn_proj", part.attn_proj, "attn.c_proj" ),
+                                ( "c_fc", part.fc, "mlp.c_fc" ),
+                                ( "mlp_proj", part.mlp_proj, "mlp.c_proj" ) ):
+      lo, hi = split.real( core )
+      stream( f"h{i}.{name}", _columns( p( wname + ".weight" ), lo, hi, split.seg ) )
+      bias_key = { "attn_proj": "b_o", "c_fc": "b_fc", "mlp_proj": "b_m" }[ name ]
+      ddr.put( regions[ f"h{i}.{bias_key}" ], _columns( p( wname + ".bias" ), lo, hi, split.seg ) )
+    for ln in ( "ln_1", "ln_2" ):
+      ddr.put( regions[ f"h{i}.{ln}.g" ], p( ln + ".weight" ) )
+      ddr.put( regions[ f"h{i}.{ln}.b" ], p( ln + ".bias" ) )
+
+  lo, hi = part.vocab.real( core )
+  stream( "lm_head", _columns( weights16["wte.weight"].T, lo, hi, part.vocab.seg ) )
+  ddr.put( regions["wte"], _rows_padded( weights16["wte.weight"], d ) )
+  ddr.put( regions["wpe"], _rows_padded( weights16["wpe.weight"], d ) )
+  ddr.put( regions["ln_f.g"], weights16["ln_f.weight"] )
+  ddr.put( regions["ln_f.b"], weights16["ln_f.bias"] )
+  consts = np.zeros( 2 * d, F16 )
+  consts[0] = numerics.inv_count( gpt.n_embd )
+  consts[d] = F16( gpt.layer_norm_epsilon )
+  ddr.put( regions["consts"], consts )
+  return hbm.mem, ddr.mem

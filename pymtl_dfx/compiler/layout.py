@@ -1,0 +1,128 @@
+"""Where everything lives: register-file entries, HBM and DDR addresses.
+
+The layout is plain data (JSON-able dicts of ints) so it travels in the image
+file to every level and to the FPGA host, and the per-step program emitter
+needs nothing else.
+
+Units: register addresses are entries of d elements; HBM/DDR addresses are
+64-byte words (`partition.WORD_BYTES`); sizes of weight streams are d-element
+vectors.
+
+HBM (per core), in the order the DMA streams it:
+  for each layer: c_attn, attn c_proj, c_fc, mlp c_proj weight streams
+  (this core's columns, d x l tiles in `tiling` order), then the LM head
+  (wte^T, this core's vocabulary columns); then the K/V caches:
+  K^T per (layer, head): column-tile-major (tile c holds tokens [c*l, c*l+l),
+  its row chunks consecutive) so that T tokens are a prefix;
+  V per (layer, head): row-chunk-major (tokens [r*d, r*d+d) in row chunk r)
+  so that a new row chunk is appended at the end.
+DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
+  parameters, this core's biases, constants, and the logits output slot.
+"""
+
+from ..config import DFXConfig, GPT2Config
+from .partition import WORD_BYTES, Partition
+from .tiling import band_width, ceil_div, stream_vectors
+
+
+class Allocator:
+  """Bump allocator of named regions; sizes in units (entries or words)."""
+
+  def __init__( s, what, capacity=None ):
+    s.what = what
+    s.capacity = capacity
+    s.top = 0
+    s.regions = {}
+
+  def take( s, name, size ):
+    s.regions[ name ] = s.top
+    s.top += size
+    if s.capacity is not None and s.top > s.capacity:
+      raise ValueError( f"{s.what} overflow: '{name}' needs {size}, "
+                        f"{s.top} > capacity {s.capacity}" )
+    return s.regions[ name ]
+
+
+def words_of_vectors( n_vectors, d ):
+  return n_vectors * 2 * d // WORD_BYTES
+
+
+def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):
+  """Return the layout dict shared by every core (cores differ in contents only)."""
+  part = Partition( gpt, dfx, cores )
+  d, l = dfx.d, dfx.l
+  E, hd, Hc = gpt.n_embd, gpt.head_dim, part.heads_per_core
+  T = max_tokens or gpt.n_positions
+  ents = lambda n: ceil_div( n, d )                       # noqa: E731
+  vec_words = words_of_vectors( 1, d )
+
+  # register file (entries)
+  rf = Allocator( "vector register file", dfx.vreg_entries )
+  for name in ( "inv_n", "eps", "s0", "s1", "s2", "s3" ):
+    rf.take( name, 1 )
+  for name in ( "x", "h", "dev", "y", "sq", "gamma", "beta", "wpe" ):
+    rf.take( name, ents( E ) )
+  rf.take( "qkv", ents( 3 * Hc * hd ) )
+  rf.take( "b_qkv", ents( 3 * Hc * hd ) )
+  rf.take( "a", ents( part.attn.padded ) )
+  rf.take( "scores", ents( T ) )
+  rf.take( "probs", ents( T ) )
+  rf.take( "o", ents( part.attn_proj.padded ) )
+  rf.take( "b_o", ents( part.attn_proj.seg ) )
+  rf.take( "f", ents( part.fc.padded ) )
+  rf.take( "b_fc", ents( part.fc.seg ) )
+  rf.take( "m", ents( part.mlp_proj.padded ) )
+  rf.take( "b_m", ents( part.mlp_proj.seg ) )
+  rf.take( "logits", ents( part.vocab.seg ) )
+
+  # HBM (words): weight streams, then K/V caches
+  hbm = Allocator( "HBM", dfx.hbm_bytes // WORD_BYTES )
+  mats = {}
+
+  def matrix( name, rows, cols ):
+    band = band_width( cols, l, dfx.psum_entries )
+    n = stream_vectors( rows, cols, d, l )
+    mats[ name ] = dict( addr=hbm.take( name, words_of_vectors( n, d ) ),
+                         rows=rows, cols=cols, band=band, vecs=n )
+
+  for i in range( gpt.n_layer ):
+    matrix( f"h{i}.c_attn", E, 3 * Hc * hd )
+    matrix( f"h{i}.attn_proj", E, part.attn_proj.seg )
+    matrix( f"h{i}.c_fc", E, part.fc.seg )
+    matrix( f"h{i}.mlp_proj", gpt.n_inner, part.mlp_proj.seg )
+  matrix( "lm_head", E, part.vocab.seg )
+  k_vecs = ceil_div( T, l ) * l * ( hd // d )
+  v_vecs = ceil_div( T, d ) * ceil_div( hd, l ) * l
+  kv = {}
+  for i in range( gpt.n_layer ):
+    for j in range( Hc ):
+      kv[ f"h{i}.k{j}" ] = hbm.take( f"h{i}.k{j}", words_of_vectors( k_vecs, d ) )
+      kv[ f"h{i}.v{j}" ] = hbm.take( f"h{i}.v{j}", words_of_vectors( v_vecs, d ) )
+
+  # DDR (words)
+  ddr = Allocator( "DDR" )
+  row_words = words_of_vectors( ents( E ), d )
+  ddr.take( "wte", gpt.vocab_size * row_words )
+  ddr.take( "wpe", gpt.n_positions * row_words )
+  for i in range( gpt.n_layer ):
+    for name in ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
+      ddr.take( f"h{i}.{name}", row_words )
+    ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), d ) )
+    ddr.take( f"h{i}.b_o", words_of_vectors( ents( part.attn_proj.seg ), d ) )
+    ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), d ) )
+    ddr.take( f"h{i}.b_m", words_of_vectors( ents( part.mlp_proj.seg ), d ) )
+  ddr.take( "ln_f.g", row_words )
+  ddr.take( "ln_f.b", row_words )
+  ddr.take( "consts", 2 * vec_words )
+  ddr.take( "logits", words_of_vectors( ents( part.vocab.seg ), d ) )
+
+  return dict(
+    cores=cores, max_tokens=T, d=d, l=l, psum_entries=dfx.psum_entries,
+    vec_words=vec_words, row_words=row_words,
+    rf=rf.regions, rf_entries=rf.top,
+    hbm=dict( matrices=mats, kv=kv, k_vecs=k_vecs, v_vecs=v_vecs, words=hbm.top ),
+    ddr=dict( regions=ddr.regions, words=ddr.top ),
+    split=dict( heads_per_core=Hc, attn=part.attn.seg, attn_proj=part.attn_proj.seg,
+                fc=part.fc.seg, mlp_proj=part.mlp_proj.seg, vocab=part.vocab.seg ),
+    padding=part.padding_report(),
+  )

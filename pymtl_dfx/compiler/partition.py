@@ -1,0 +1,117 @@
+"""Model parallelism as in DFX: which core computes which columns.
+
+Attention is split by heads, the FC layers by output columns, the LM head by
+vocabulary columns; LayerNorm and residuals run on every core.  Each split
+gives every core a segment of the same size, a whole number of register
+entries (d elements) and of tiles (l columns), so that the ring all-gather
+puts the segments side by side and the gathered vector is the real one
+followed by zero padding: the next matrix product reads only its real
+`rows`, so padding never changes a bit.  Heads that do not divide over the
+cores become all-zero heads at the end.
+"""
+
+import math
+from dataclasses import dataclass
+
+from ..config import ConfigError, DFXConfig, GPT2Config
+from .tiling import ceil_div
+
+# An HBM/DDR address counts 64-byte words (one 512-bit channel beat).
+WORD_BYTES = 64
+
+
+def round_up( n, m ):
+  return ceil_div( n, m ) * m
+
+
+@dataclass( frozen=True )
+class Split:
+  """`n` columns over `cores` cores in segments of `seg` columns."""
+  n: int
+  cores: int
+  seg: int
+
+  def real( self, core ):
+    """Real columns [lo, hi) of `core` (hi <= lo when it has none)."""
+    lo = core * self.seg
+    return lo, max( lo, min( lo + self.seg, self.n ) )
+
+  @property
+  def padded( self ):
+    return self.cores * self.seg
+
+  @property
+  def pad( self ):
+    return self.padded - self.n
+
+
+def _split( n, cores, align ):
+  return Split( n, cores, round_up( ceil_div( n, cores ), align ) )
+
+
+@dataclass( frozen=True )
+class Partition:
+  gpt: GPT2Config
+  dfx: DFXConfig
+  cores: int
+
+  def __post_init__( self ):
+    d, hd = self.dfx.d, self.gpt.head_dim
+    errors = []
+    if ( 2 * d ) % WORD_BYTES:
+      errors.append( f"d={d}: a {d}-element FP16 vector must be a whole number of "
+                     f"{WORD_BYTES}-byte memory words (d >= {WORD_BYTES // 2})" )
+    if hd % d:
+      errors.append( f"head_dim={hd} (n_embd={self.gpt.n_embd} / n_head={self.gpt.n_head}) "
+                     f"must be a multiple of d={d}: each head's output must start on a "
+                     f"register entry" )
+    if not isinstance( self.cores, int ) or self.cores < 1:
+      errors.append( f"cores={self.cores!r} must be a positive integer" )
+    if errors:
+      raise ConfigError( "cannot partition GPT-2 for DFX: " + "; ".join( errors ) )
+
+  @property
+  def align( self ):
+    return math.lcm( self.dfx.d, self.dfx.l )
+
+  @property
+  def heads_per_core( self ):
+    return ceil_div( self.gpt.n_head, self.cores )
+
+  def real_heads( self, core ):
+    lo = core * self.heads_per_core
+    return range( lo, max( lo, min( lo + self.heads_per_core, self.gpt.n_head ) ) )
+
+  @property
+  def attn( self ):
+    """Attention output a: each core produces heads_per_core * head_dim elements."""
+    return Split( self.gpt.n_embd, self.cores, self.heads_per_core * self.gpt.head_dim )
+
+  @property
+  def attn_proj( self ):
+    return _split( self.gpt.n_embd, self.cores, self.align )
+
+  @property
+  def fc( self ):
+    return _split( self.gpt.n_inner, self.cores, self.align )
+
+  @property
+  def mlp_proj( self ):
+    return _split( self.gpt.n_embd, self.cores, self.align )
+
+  @property
+  def vocab( self ):
+    return _split( self.gpt.vocab_size, self.cores, self.align )
+
+  def padding_report( self ):
+    """Padded vs real sizes of every split (the overhead the stats report)."""
+    rows = {}
+    for name in ( "attn", "attn_proj", "fc", "mlp_proj", "vocab" ):
+      s = getattr( self, name )
+      rows[ name ] = { "real": s.n, "padded": s.padded,
+                       "overhead": round( s.pad / s.n, 6 ) }
+    rows[ "heads" ] = { "real": self.gpt.n_head,
+                        "padded": self.heads_per_core * self.cores,
+                        "overhead": round( ( self.heads_per_core * self.cores
+                                             - self.gpt.n_head ) / self.gpt.n_head, 6 ) }
+    return rows

@@ -1,0 +1,66 @@
+"""What each DMA instruction does (the DMA's FL behaviour).
+
+Memories are FP16 arrays of [words, 32]: one row per 64-byte word, the ISA's
+address unit.  A d-element vector is d/32 consecutive words.
+
+`hbm_write tr pos=t` stores row t of V into the row-chunk-major tile layout
+(`compiler.layout`): element e of the vector goes to column c = e // l,
+lane j = e % l of row chunk r = t // d, position i = t % d, i.e. element i of
+vector ((r * n_col_tiles + c) * l + j) of the region, n_col_tiles being
+ceil(len / l) for the vector's len = vecs * d elements.
+"""
+
+import numpy as np
+
+from ...isa import DmaOp as D
+
+F16 = np.float16
+
+
+class MemoryError_( IndexError ):
+  pass
+
+
+def _span( mem, addr, n_words, name, what ):
+  if addr < 0 or addr + n_words > mem.shape[0]:
+    raise MemoryError_( f"{what} of {n_words} words at {name} {addr:#x} runs past its "
+                        f"{mem.shape[0]} words" )
+  return mem[ addr: addr + n_words ]
+
+
+def vec_words( d, word_elems ):
+  return d // word_elems
+
+
+def dma_op( op, inst, rf, hbm, ddr, l ):
+  """Execute one DMA instruction; `hbm_read mpu` returns the [vecs, d] block
+  for the MPU's weight stream, every other op returns None."""
+  d = rf.d
+  word_elems = hbm.shape[1]
+  addr, vecs, reg = int( inst.addr ), int( inst.vecs ), int( inst.rf )
+  n_words = vecs * d // word_elems
+  if op == D.HBM_READ:
+    block = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
+    if inst.mpu:
+      return block
+    rf.write( reg, block )
+  elif op == D.DDR_READ:
+    rf.write( reg, _span( ddr, addr, n_words, "DDR", "ddr_read" ) )
+  elif op == D.DDR_WRITE:
+    _span( ddr, addr, n_words, "DDR", "ddr_write" )[:] = \
+      rf.read_entries( reg, vecs ).reshape( n_words, word_elems )
+  elif op == D.HBM_WRITE and not inst.tr:
+    _span( hbm, addr, n_words, "HBM", "hbm_write" )[:] = \
+      rf.read_entries( reg, vecs ).reshape( n_words, word_elems )
+  elif op == D.HBM_WRITE:
+    v = rf.read( reg, vecs * d )
+    n_ct = -( -v.size // l )
+    r, i = divmod( int( inst.pos ), d )
+    c, j = np.divmod( np.arange( v.size ), l )
+    vec_index = ( r * n_ct + c ) * l + j
+    span = ( ( r + 1 ) * n_ct * l ) * d // word_elems
+    region = _span( hbm, addr, span, "HBM", "hbm_write tr" ).reshape( -1, d )
+    region[ vec_index, i ] = v
+  else:
+    raise ValueError( f"{op.mnemonic} is not a DMA instruction" )
+  return None
