@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp as R, make
+from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
 from .tiling import band_width, ceil_div, tile_order
 
 
@@ -143,46 +143,54 @@ class StepEmitter:
   # -- a whole step ----------------------------------------------------------
 
   def step( s, core, token, pos, want_logits ):
+    """(instructions, op classes): the program of one token step on `core`."""
     rf, E = s.rf, s.E
     if not 0 <= token < s.gpt.vocab_size:
       raise ValueError( f"token id {token} out of range [0, {s.gpt.vocab_size})" )
     if not 0 <= pos < s.lay["max_tokens"]:
       raise ValueError( f"position {pos} is past the compiled context of "
                         f"{s.lay['max_tokens']} tokens" )
+    prog, classes = [], []
+
+    def add( cls, insts ):
+      for inst in insts:
+        prog.append( inst )
+        classes.append( "sync" if int( inst.hdr.kind ) == Kind.ROUTER else cls )
+
     row = s.lay["row_words"]
-    prog = [
+    add( "embedding", [
       s.ddr_read( rf["inv_n"], "consts", 1 ),
       make( D.DDR_READ, rf=rf["eps"], addr=s.ddr["consts"] + s.vw, vecs=1 ),
       make( D.DDR_READ, rf=rf["x"], addr=s.ddr["wte"] + token * row, vecs=s.ents( E ) ),
       make( D.DDR_READ, rf=rf["wpe"], addr=s.ddr["wpe"] + pos * row, vecs=s.ents( E ) ),
       s.vec( C.ADD, rf["x"], rf["x"], E, rf["wpe"] ),
-    ]
+    ] )
     for i in range( s.gpt.n_layer ):
-      prog += s.layernorm( rf["x"], rf["h"], f"h{i}.ln_1.g", f"h{i}.ln_1.b" )
+      add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_1.g", f"h{i}.ln_1.b" ) )
       qkv_cols = 3 * s.Hc * s.hd
-      prog += [
+      add( "attention", [
         s.ddr_read( rf["b_qkv"], f"h{i}.b_qkv", qkv_cols ),
         s.weight_stream( f"h{i}.c_attn" ),
         make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
-      ]
+      ] )
       for j in range( s.Hc ):
-        prog += s.head( i, j, core, pos )
-      prog.append( make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) )
-      prog += s.column_slice( i, "attn_proj", rf["a"], E, rf["o"], "attn_proj",
-                              f"h{i}.b_o", core )
-      prog.append( s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) )
-      prog += s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" )
-      prog += s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
-                              post=PostOp.GELU )
-      prog += s.column_slice( i, "mlp_proj", rf["f"], s.gpt.n_inner, rf["m"], "mlp_proj",
-                              f"h{i}.b_m", core )
-      prog.append( s.vec( C.ADD, rf["x"], rf["x"], E, rf["m"] ) )
+        add( "attention", s.head( i, j, core, pos ) )
+      add( "attention", [ make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) ] )
+      add( "attention", s.column_slice( i, "attn_proj", rf["a"], E, rf["o"], "attn_proj",
+                                        f"h{i}.b_o", core ) )
+      add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) ] )
+      add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" ) )
+      add( "ffn", s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
+                                  post=PostOp.GELU ) )
+      add( "ffn", s.column_slice( i, "mlp_proj", rf["f"], s.gpt.n_inner, rf["m"], "mlp_proj",
+                                  f"h{i}.b_m", core ) )
+      add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["m"] ) ] )
     if want_logits:
-      prog += s.layernorm( rf["x"], rf["h"], "ln_f.g", "ln_f.b" )
+      add( "layernorm", s.layernorm( rf["x"], rf["h"], "ln_f.g", "ln_f.b" ) )
       seg = s.split["vocab"]
-      prog += [
+      add( "lm_head", [
         s.weight_stream( "lm_head" ),
         make( C.MM, dst=rf["logits"], src1=rf["h"], rows=E, cols=seg ),
         make( D.DDR_WRITE, rf=rf["logits"], addr=s.ddr["logits"], vecs=s.ents( seg ) ),
-      ]
-    return prog
+      ] )
+    return prog, classes

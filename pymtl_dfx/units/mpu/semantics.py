@@ -18,11 +18,18 @@ def weights_needed( inst, d, l ):
   return stream_vectors( int( inst.rows ), int( inst.cols ), d, l )
 
 
-def matrix_op( op, inst, x, weight_vectors, rf, cfg ):
-  """Compute the instruction's result and write it to the register file."""
+def matrix_op( op, inst, x, weight_vectors, rf, cfg, cache=None, key=None ):
+  """Compute the instruction's result and write it to the register file.
+
+  `cache`/`key`: the FL model may keep a reassembled read-only matrix.
+  """
   rows, cols = int( inst.rows ), int( inst.cols )
-  w = from_stream( weight_vectors, rows, cols, cfg.d, cfg.l,
-                   band_width( cols, cfg.l, cfg.psum_entries ) )
+  w = cache.get( key ) if ( cache is not None and key is not None ) else None
+  if w is None:
+    w = from_stream( weight_vectors, rows, cols, cfg.d, cfg.l,
+                     band_width( cols, cfg.l, cfg.psum_entries ) )
+    if cache is not None and key is not None:
+      cache[ key ] = w
   y = numerics.matvec( x, w, cfg.d )
   if op == C.CONV1D:
     y = numerics.add( y, rf.read( int( inst.bias ), cols ) )

@@ -1,0 +1,1 @@
+"""N DFX cores on a ring plus the host that runs text generation on them."""

@@ -1,0 +1,1 @@
+"""pymtl_dfx.compiler: GPT-2 checkpoint -> per-core DFX programs and memory images."""

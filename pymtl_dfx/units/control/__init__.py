@@ -1,0 +1,1 @@
+"""Control unit: instruction issue, scheduling and the scoreboard."""

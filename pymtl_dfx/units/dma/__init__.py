@@ -1,0 +1,1 @@
+"""DMA: HBM and DDR transfers, the MPU weight stream, transposed V writes."""

@@ -1,0 +1,1 @@
+"""Matrix processing unit: MFU tree MACs and the matrix-side special functions."""

@@ -1,0 +1,1 @@
+"""Register file manager: vector register file and operand collection."""

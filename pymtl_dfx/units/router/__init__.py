@@ -1,0 +1,1 @@
+"""Router: the ring all-gather between cores."""
