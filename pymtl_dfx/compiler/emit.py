@@ -74,9 +74,13 @@ class StepEmitter:
 
   def layernorm( s, src, dst, g_region, b_region ):
     rf, E = s.rf, s.E
+    return [ s.ddr_read( rf["gamma"], g_region, E ),
+             s.ddr_read( rf["beta"], b_region, E ) ] + s.layernorm_vpu( src, dst )
+
+  def layernorm_vpu( s, src, dst ):
+    """`numerics.layernorm` as VPU instructions (gamma, beta already loaded)."""
+    rf, E = s.rf, s.E
     return [
-      s.ddr_read( rf["gamma"], g_region, E ),
-      s.ddr_read( rf["beta"], b_region, E ),
       s.vec( C.ACCUM, rf["s0"], src, E ),
       s.vec( C.MUL, rf["s0"], rf["s0"], 1, rf["inv_n"] ),
       s.vec( C.SUB, rf["dev"], src, E, rf["s0"], bcast=True ),

@@ -10,3 +10,12 @@ def select( level, **by_level ):
   if level not in by_level:
     raise ValueError( f"no {level.upper()} model given (have {sorted(by_level)})" )
   return by_level[ level ]
+
+
+def select_or_skip( level, **by_level ):
+  """Like `select`, but a level whose model is not built yet skips the test,
+  so a unit's tests already carry its CL and RTL cases."""
+  import pytest
+  if level not in by_level:
+    pytest.skip( f"no {level.upper()} model yet" )
+  return select( level, **by_level )

@@ -1,0 +1,77 @@
+"""DMA: HBM/DDR transfers, the weight stream and the transposed V write."""
+
+import numpy as np
+import pytest
+
+from pymtl_dfx import numerics as N
+from pymtl_dfx.compiler.tiling import band_width, ceil_div, from_stream, tile_order
+from pymtl_dfx.config import DFXConfig
+from pymtl_dfx.isa import DmaOp as D, make
+from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.testing.units import run_instructions
+from pymtl_dfx.units.dma.DMAFL import DMAFL
+from pymtl_dfx.units.dma.semantics import MemoryError_
+from pymtl_dfx.units.mpu.weight_stream import WeightStreamFL
+from pymtl_dfx.units.regfile.state import VectorRegisterFile
+
+F16 = np.float16
+
+
+def setup( level, cfg, words=4096 ):
+  rf = VectorRegisterFile( 256, cfg.d )
+  hbm = np.zeros( ( words, 32 ), F16 )
+  ddr = np.zeros( ( words, 32 ), F16 )
+  stream = WeightStreamFL()
+  dut = select_or_skip( level, fl=DMAFL )( cfg, rf, hbm, ddr, stream )
+  return dut, rf, hbm, ddr, stream
+
+
+@pytest.mark.parametrize( "d", [ 32, 64 ] )
+def test_reads_and_writes( d, level, cmdline_opts ):
+  cfg = DFXConfig( d=d, l=8 )
+  dut, rf, hbm, ddr, stream = setup( level, cfg )
+  rng = np.random.default_rng( d )
+  data = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
+  ddr[ 100:164 ] = data
+  hbm[ 10:74 ] = data[::-1]
+  vw = d // 32
+  n_vec = 64 // vw
+  run_instructions( dut, [
+    make( D.DDR_READ, rf=0, addr=100, vecs=n_vec ),
+    make( D.HBM_READ, rf=100, addr=10, vecs=n_vec ),
+    make( D.DDR_WRITE, rf=100, addr=1000, vecs=n_vec ),
+    make( D.HBM_WRITE, rf=0, addr=2000, vecs=n_vec ),
+    make( D.HBM_READ, rf=0, addr=10, vecs=3, mpu=1 ),
+  ], level, cmdline_opts, max_delay=2 )
+  assert np.array_equal( N.bits( rf.read( 0, 64 * 32 ) ), N.bits( data.reshape( -1 ) ) )
+  assert np.array_equal( N.bits( ddr[ 1000:1064 ] ), N.bits( data[::-1] ) )
+  assert np.array_equal( N.bits( hbm[ 2000:2064 ] ), N.bits( data ) )
+  block, _ = stream.pop( 3 )
+  assert np.array_equal( N.bits( block ), N.bits( data[::-1].reshape( -1, d )[ :3 ] ) )
+
+
+@pytest.mark.parametrize( "d,l,hd", [ ( 32, 8, 64 ), ( 64, 16, 64 ), ( 32, 4, 32 ) ] )
+def test_transposed_v_rows_form_the_mpu_matrix( d, l, hd, level, cmdline_opts ):
+  """Rows written with `tr` read back, in tile order, as V [T, hd]."""
+  cfg = DFXConfig( d=d, l=l )
+  dut, rf, hbm, ddr, stream = setup( level, cfg )
+  T = 2 * d + 3
+  V = np.random.default_rng( 1 ).standard_normal( ( T, hd ) ).astype( F16 )
+  per_row = hd // d
+  for t in range( T ):
+    rf.write( t * per_row, V[t] )
+  run_instructions( dut, [ make( D.HBM_WRITE, rf=t * per_row, addr=64, vecs=per_row, tr=1, pos=t )
+                           for t in range( T ) ], level, cmdline_opts, max_delay=1 )
+  n_ct = ceil_div( hd, l )
+  band = band_width( hd, l, cfg.psum_entries )
+  region = hbm[ 64: ].reshape( -1, d )
+  vecs = np.concatenate( [ region[ ( r * n_ct + c ) * l: ( r * n_ct + c + 1 ) * l ]
+                           for r, c in tile_order( T, hd, d, l, band ) ] )
+  assert np.array_equal( N.bits( from_stream( vecs, T, hd, d, l, band ) ), N.bits( V ) )
+
+
+def test_out_of_range_names_the_memory( level, cmdline_opts ):
+  cfg = DFXConfig( d=32, l=8 )
+  dut, rf, hbm, ddr, stream = setup( level, cfg, words=16 )
+  with pytest.raises( MemoryError_, match="ddr_read of 2 words at DDR 0xf runs past its 16 words" ):
+    run_instructions( dut, [ make( D.DDR_READ, rf=0, addr=15, vecs=2 ) ], level, cmdline_opts )

@@ -1,0 +1,58 @@
+"""Router: the ring all-gather on 2, 3 and 4 cores, at every level."""
+
+import numpy as np
+import pytest
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from pymtl_dfx import numerics as N
+from pymtl_dfx.config import DFXConfig
+from pymtl_dfx.isa import RouterOp, encode, make
+from pymtl_dfx.testing import run_stream_test, select_or_skip
+from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
+from pymtl_dfx.units.regfile.state import VectorRegisterFile
+from pymtl_dfx.units.router.RouterFL import RouterFL
+
+F16 = np.float16
+
+
+class Ring( Component ):
+  """n routers on a ring, each with its own instruction / done ports."""
+
+  def construct( s, Router, cfg, rfs ):
+    n = len( rfs )
+    s.routers = [ Router( cfg, rf, i, n ) for i, rf in enumerate( rfs ) ]
+    for i in range( n ):
+      setattr( s, f"recv{i}", RecvIfcRTL( InstMsg ) )
+      setattr( s, f"send{i}", SendIfcRTL( DoneMsg ) )
+      connect( getattr( s, f"recv{i}" ), s.routers[i].recv )
+      connect( s.routers[i].send, getattr( s, f"send{i}" ) )
+      connect( s.routers[i].ring_send, s.routers[ ( i + 1 ) % n ].ring_recv )
+
+  def line_trace( s ):
+    return " ".join( r.line_trace() for r in s.routers )
+
+
+@pytest.mark.parametrize( "cores", [ 1, 2, 3, 4 ] )
+@pytest.mark.parametrize( "seg", [ 1, 64, 100, 256 ] )
+def test_all_gather( cores, seg, level, cmdline_opts ):
+  cfg = DFXConfig( d=64, l=16 )
+  Router = select_or_skip( level, fl=RouterFL )
+  rng = np.random.default_rng( cores * 1000 + seg )
+  rfs = [ VectorRegisterFile( 64, cfg.d ) for _ in range( cores ) ]
+  base, base2 = 2, 30
+  parts = [ rng.standard_normal( seg ).astype( F16 ) for _ in range( cores ) ]
+  parts2 = [ rng.standard_normal( seg ).astype( F16 ) for _ in range( cores ) ]
+  for i, rf in enumerate( rfs ):
+    rf.write_elements( base, i * seg, parts[i] )
+    rf.write_elements( base2, i * seg, parts2[i] )
+  # two syncs back to back: the second one's packets may overtake a slow core
+  insts = [ InstMsg( encode( make( RouterOp.SYNC, rf=b, len=seg ) ) ) for b in ( base, base2 ) ]
+  r = run_stream_test( Ring( Router, cfg, rfs ),
+                       sources={ f"recv{i}": ( InstMsg, insts ) for i in range( cores ) },
+                       sinks={ f"send{i}": ( DoneMsg, [ DoneMsg( 1 ) ] * 2 ) for i in range( cores ) },
+                       level=level, cmdline_opts=cmdline_opts, max_delay=3, seed=seg )
+  for rf in rfs:
+    assert np.array_equal( N.bits( rf.read( base, cores * seg ) ), N.bits( np.concatenate( parts ) ) )
+    assert np.array_equal( N.bits( rf.read( base2, cores * seg ) ), N.bits( np.concatenate( parts2 ) ) )
+  assert len( r.arrivals["send0"] ) == 2
