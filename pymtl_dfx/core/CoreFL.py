@@ -30,10 +30,10 @@ class CoreFL( Component ):
     s.vpu = VPUFL( rf )
     s.router = RouterFL( cfg, rf, core_id, cores )
 
-    for u in UNITS:
+    for i, u in enumerate( UNITS ):
       unit = getattr( s, u )
-      connect( getattr( s.ctrl, f"issue_{u}" ), unit.recv )
-      connect( unit.send, getattr( s.ctrl, f"done_{u}" ) )
+      connect( s.ctrl.issue[i], unit.recv )
+      connect( unit.send, s.ctrl.done[i] )
     s.router.ring_send //= s.ring_send
     s.router.ring_recv //= s.ring_recv
 

@@ -7,27 +7,36 @@ numerics live in `pymtl_dfx.numerics` only.
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-from pymtl3.stdlib.stream.queue_adapters import RecvQueueAdapter, SendQueueAdapter
 
 from .pipeline import StallPipeCL
 
 
 class StreamOpFL( Component ):
-  """Untimed: each request becomes `fn(req)` as soon as the output is free."""
+  """Untimed: a request is taken when the output register is free and becomes
+  `fn(req)` there.  Two small blocks instead of queue adapters: a full-size
+  GPT-2 runs thousands of cycles per token at FL, so per-cycle cost counts."""
 
   def construct( s, ReqType, RespType, fn ):
     s.recv = RecvIfcRTL( ReqType )
     s.send = SendIfcRTL( RespType )
-
-    s.in_q  = RecvQueueAdapter( ReqType )
-    s.out_q = SendQueueAdapter( RespType )
-    s.in_q.recv  //= s.recv
-    s.out_q.send //= s.send
+    s.pending = None
 
     @update_once
-    def up_fl():
-      if s.in_q.deq.rdy() & s.out_q.enq.rdy():
-        s.out_q.enq( fn( s.in_q.deq() ) )
+    def up_fl_ports():
+      s.send.val @= s.pending is not None
+      if s.pending is not None:
+        s.send.msg @= s.pending
+      s.recv.rdy @= s.pending is None
+
+    @update_ff
+    def up_fl_state():
+      if s.reset:
+        s.pending = None
+        return
+      if s.send.val & s.send.rdy:
+        s.pending = None
+      if s.recv.val & s.recv.rdy:
+        s.pending = fn( s.recv.msg )
 
   def line_trace( s ):
     return f"{s.recv}(){s.send}"

@@ -1,6 +1,6 @@
 """Control unit at FL: in-order issue, one instruction at a time.
 
-FL gives the program's sequential meaning: an instruction is sent to its
+FL gives the program's sequential meaning: an instruction is offered to its
 unit (DMA, MPU, VPU or router) and the next one waits for its completion
 token.  Overlap, the scheduler and the scoreboard are the CL and RTL
 controllers' business; they must compute the same values.
@@ -8,7 +8,6 @@ controllers' business; they must compute the same values.
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-from pymtl3.stdlib.stream.queue_adapters import RecvQueueAdapter, SendQueueAdapter
 
 from ...isa import Kind
 from .decode_cache import decoded
@@ -19,44 +18,50 @@ UNITS = ( "dma", "mpu", "vpu", "router" )
 
 def unit_of( op, kind ):
   if kind == Kind.DMA:
-    return "dma"
+    return UNITS.index( "dma" )
   if kind == Kind.ROUTER:
-    return "router"
-  return "vpu" if op.on_vpu else "mpu"
+    return UNITS.index( "router" )
+  return UNITS.index( "vpu" if op.on_vpu else "mpu" )
 
 
 class ControlUnitFL( Component ):
 
   def construct( s ):
-    for u in UNITS:
-      setattr( s, f"issue_{u}", SendIfcRTL( InstMsg ) )
-      setattr( s, f"done_{u}", RecvIfcRTL( DoneMsg ) )
-    # adapters in lists indexed like UNITS (update blocks index them by number)
-    s.issue_q = [ SendQueueAdapter( InstMsg ) for _ in UNITS ]
-    s.done_q = [ RecvQueueAdapter( DoneMsg ) for _ in UNITS ]
-    for i, u in enumerate( UNITS ):
-      connect( s.issue_q[i].send, getattr( s, f"issue_{u}" ) )
-      connect( s.done_q[i].recv, getattr( s, f"done_{u}" ) )
+    # indexed like UNITS
+    s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
+    s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
 
     s.program = []
     s.pc = 0
-    s.waiting = None
+    s.offer = None          # (unit, word) on an issue port
+    s.waiting = None        # unit whose completion is awaited
     s.issued = [ 0 for _ in UNITS ]
 
     @update_once
-    def up_control():
-      if s.waiting is not None and s.done_q[ s.waiting ].deq.rdy():
-        s.done_q[ s.waiting ].deq()
+    def up_ctrl_ports():
+      for i in range( len( UNITS ) ):
+        s.issue[i].val @= ( s.offer is not None ) and ( s.offer[0] == i )
+        if ( s.offer is not None ) and ( s.offer[0] == i ):
+          s.issue[i].msg @= s.offer[1]
+        s.done[i].rdy @= s.waiting == i
+
+    @update_ff
+    def up_ctrl_state():
+      if s.reset:
+        s.offer = None
+        s.waiting = None
+        return
+      if s.offer is not None and ( s.issue[ s.offer[0] ].val & s.issue[ s.offer[0] ].rdy ):
+        s.waiting = s.offer[0]
+        s.issued[ s.waiting ] += 1
+        s.offer = None
+      if s.waiting is not None and ( s.done[ s.waiting ].val & s.done[ s.waiting ].rdy ):
         s.waiting = None
         s.pc += 1
-      if s.waiting is None and s.pc < len( s.program ):
+      if s.offer is None and s.waiting is None and s.pc < len( s.program ):
         word = s.program[ s.pc ]
         _, op, kind = decoded( word )
-        unit = UNITS.index( unit_of( op, kind ) )
-        if s.issue_q[ unit ].enq.rdy():
-          s.issue_q[ unit ].enq( InstMsg( word ) )
-          s.issued[ unit ] += 1
-          s.waiting = unit
+        s.offer = ( unit_of( op, kind ), InstMsg( word ) )
 
   def load( s, words ):
     """Start a new program (a list of 128-bit words)."""
@@ -64,9 +69,13 @@ class ControlUnitFL( Component ):
       raise RuntimeError( "control unit: load while a program is running" )
     s.program = [ int( w ) for w in words ]
     s.pc = 0
+    if s.program:
+      _, op, kind = decoded( s.program[0] )
+      s.offer = ( unit_of( op, kind ), InstMsg( s.program[0] ) )
 
   def idle( s ):
-    return s.waiting is None and s.pc >= len( s.program )
+    return s.offer is None and s.waiting is None and s.pc >= len( s.program )
 
   def line_trace( s ):
-    return f"pc={s.pc:5d} {'' if s.waiting is None else UNITS[s.waiting]:6s}"
+    unit = "" if s.waiting is None else UNITS[ s.waiting ]
+    return f"pc={s.pc:5d} {unit:6s}"

@@ -14,7 +14,6 @@ from collections import deque
 import numpy as np
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-from pymtl3.stdlib.stream.queue_adapters import RecvQueueAdapter, SendQueueAdapter
 
 from ..control.decode_cache import decoded
 from ..control.msgs import DoneMsg, InstMsg
@@ -35,18 +34,10 @@ class RouterFL( Component ):
     s.ring_send = SendIfcRTL( Packet )
     s.ring_recv = RecvIfcRTL( Packet )
 
-    s.inst_q = RecvQueueAdapter( InstMsg )
-    s.done_q = SendQueueAdapter( DoneMsg )
-    s.out_q = SendQueueAdapter( Packet )
-    s.in_q = RecvQueueAdapter( Packet )
-    s.inst_q.recv //= s.recv
-    s.done_q.send //= s.send
-    s.out_q.send //= s.ring_send
-    s.in_q.recv //= s.ring_recv
-
     s.active = None           # (base entry, segment length) of the sync in flight
     s.outgoing = deque()
     s.expected = 0
+    s.done_pending = False
     s.packets_sent = 0
     nxt = ( core_id + 1 ) % cores
 
@@ -60,32 +51,49 @@ class RouterFL( Component ):
         out.append( Packet( core_id, idx, [ Word( int( x ) ) for x in words.view( np.uint16 ) ] ) )
       return out
 
+    def receive( pkt ):
+      pkt = pkt.clone()       # the net's value object is reused next cycle
+      base, n = s.active
+      src, idx = int( pkt.src ), int( pkt.idx )
+      words = np.array( [ int( x ) for x in pkt.data ], np.uint16 ).view( F16 )
+      lo = idx * W
+      rf.write_elements( base, src * n + lo, words[ :max( 0, min( W, n - lo ) ) ] )
+      s.expected -= 1
+      if src != nxt:
+        s.outgoing.append( pkt )
+
     @update_once
-    def up_router():
-      if s.active is None and s.inst_q.deq.rdy():
-        inst, _, _ = decoded( int( s.inst_q.deq() ) )
+    def up_router_ports():
+      s.recv.rdy @= ( s.active is None ) & ( not s.done_pending )
+      s.send.val @= s.done_pending
+      s.send.msg @= 1
+      s.ring_send.val @= len( s.outgoing ) > 0
+      if s.outgoing:
+        s.ring_send.msg @= s.outgoing[0]
+      s.ring_recv.rdy @= ( s.active is not None ) and ( s.expected > 0 )
+
+    @update_ff
+    def up_router_state():
+      if s.reset:
+        s.active, s.expected, s.done_pending = None, 0, False
+        s.outgoing.clear()
+        return
+      if s.send.val & s.send.rdy:
+        s.done_pending = False
+      if s.ring_send.val & s.ring_send.rdy:
+        s.outgoing.popleft()
+        s.packets_sent += 1
+      if s.ring_recv.val & s.ring_recv.rdy:
+        receive( s.ring_recv.msg )
+      if s.recv.val & s.recv.rdy:
+        inst, _, _ = decoded( int( s.recv.msg ) )
         n = int( inst.len )
         s.active = ( int( inst.rf ), n )
         s.outgoing.extend( packets( int( inst.rf ), n ) if cores > 1 else [] )
         s.expected = ( cores - 1 ) * -( -n // W )
-      if s.active is None:
-        return
-      base, n = s.active
-      if s.in_q.deq.rdy() and s.expected:
-        pkt = s.in_q.deq()
-        src, idx = int( pkt.src ), int( pkt.idx )
-        words = np.array( [ int( x ) for x in pkt.data ], np.uint16 ).view( F16 )
-        lo = idx * W
-        rf.write_elements( base, src * n + lo, words[ :max( 0, min( W, n - lo ) ) ] )
-        s.expected -= 1
-        if src != nxt:
-          s.outgoing.append( pkt )
-      if s.outgoing and s.out_q.enq.rdy():
-        s.out_q.enq( s.outgoing.popleft() )
-        s.packets_sent += 1
-      if s.expected == 0 and not s.outgoing and s.done_q.enq.rdy():
-        s.done_q.enq( DoneMsg( 1 ) )
+      if s.active is not None and s.expected == 0 and not s.outgoing:
         s.active = None
+        s.done_pending = True
 
   def line_trace( s ):
-    return f"{s.ring_recv}>({'S' if s.active else ' '}{len(s.outgoing)})>{s.ring_send}"
+    return f"{s.ring_recv}>({'S' if s.active else ' '}{len( s.outgoing )})>{s.ring_send}"

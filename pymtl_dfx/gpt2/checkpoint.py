@@ -1,0 +1,158 @@
+"""Load and save GPT-2 checkpoints in the Hugging Face directory layout.
+
+A checkpoint is a directory holding `config.json` and `model.safetensors`
+(tensor names as `layout` lists them).  Files written by GPT2LMHeadModel put
+`transformer.` in front of every name and add `lm_head.weight`; older ones
+also carry the attention-mask buffers `h.{i}.attn.bias` / `.masked_bias`.
+The prefix is stripped, and those extra tensors are skipped: the LM head is
+tied to `wte` and the mask is implicit in token-by-token decoding.
+
+Every problem with a checkpoint raises one `CheckpointError` whose message
+names the file and, for tensors, every bad tensor with the expected and
+found shape, so that a wrong or truncated download is diagnosed in one go.
+The header is checked before any tensor data is read.
+"""
+
+import json
+import os
+
+import numpy as np
+import safetensors
+import safetensors.numpy
+
+from ..config import ConfigError, GPT2Config
+from .layout import shape_problems, tensor_shapes
+from .weights import GPT2Weights
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+PREFIX = "transformer."
+
+# Other formats that a Hugging Face directory may hold instead of ours.
+_UNSUPPORTED_FILES = ["pytorch_model.bin", "model.safetensors.index.json",
+                      "pytorch_model.bin.index.json", "tf_model.h5",
+                      "flax_model.msgpack", "model.ckpt.index"]
+# safetensors dtypes we convert (exactly) to float32.
+_FLOAT_DTYPES = {"F32", "F16", "F64"}
+# config.json options that change the computation and that DFX does not do.
+_CONFIG_REQUIREMENTS = {
+  "model_type": ("gpt2",),
+  "activation_function": ("gelu_new",),
+  "scale_attn_weights": (True,),
+  "scale_attn_by_inverse_layer_idx": (False,),
+  "reorder_and_upcast_attn": (False,),
+}
+
+
+class CheckpointError(ValueError):
+  """A checkpoint cannot be used; the message names the file and what is wrong."""
+
+
+def _is_skipped(name: str) -> bool:
+  return (name == "lm_head.weight" or name.endswith(".attn.bias")
+          or name.endswith(".attn.masked_bias"))
+
+
+def _summary(problems, limit=12):
+  """Join problems; a wholly wrong file would otherwise list hundreds."""
+  more = len(problems) - limit
+  return "; ".join(problems[:limit]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _read_config(path: str) -> GPT2Config:
+  cfg_path = os.path.join(path, CONFIG_FILE)
+  if not os.path.isfile(cfg_path):
+    raise CheckpointError(f"{cfg_path}: file not found (a GPT-2 checkpoint "
+                          f"directory needs {CONFIG_FILE} and {WEIGHTS_FILE})")
+  try:
+    with open(cfg_path) as f:
+      data = json.load(f)
+  except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    raise CheckpointError(f"{cfg_path}: not readable JSON ({e})") from None
+  if not isinstance(data, dict):
+    raise CheckpointError(f"{cfg_path}: expected a JSON object, "
+                          f"found {type(data).__name__}")
+  bad = [f"{k}={data[k]!r} (supported: {', '.join(map(repr, ok))})"
+         for k, ok in _CONFIG_REQUIREMENTS.items() if k in data and data[k] not in ok]
+  n_inner = data.get("n_inner")
+  if n_inner is not None and "n_embd" in data and n_inner != 4 * data["n_embd"]:
+    bad.append(f"n_inner={n_inner!r} (supported: 4 * n_embd)")
+  if bad:
+    raise CheckpointError(f"{cfg_path}: unsupported GPT-2 option(s): " + "; ".join(bad))
+  try:
+    return GPT2Config.from_hf_dict(data, name=os.path.basename(os.path.normpath(path)))
+  except (ConfigError, TypeError) as e:
+    raise CheckpointError(f"{cfg_path}: {e}") from None
+
+
+def _weights_file(path: str) -> str:
+  st_path = os.path.join(path, WEIGHTS_FILE)
+  if os.path.isfile(st_path):
+    return st_path
+  others = [f for f in _UNSUPPORTED_FILES if os.path.exists(os.path.join(path, f))]
+  if others:
+    raise CheckpointError(
+      f"{st_path}: file not found; the directory holds {', '.join(others)}, "
+      f"which is not supported (only a single {WEIGHTS_FILE} is; convert "
+      f"the checkpoint with transformers' save_pretrained(safe_serialization=True))")
+  raise CheckpointError(f"{st_path}: file not found")
+
+
+def load_checkpoint(path) -> GPT2Weights:
+  """Read a Hugging Face GPT-2 directory into float32 `GPT2Weights`."""
+  path = os.fspath(path)
+  if not os.path.isdir(path):
+    raise CheckpointError(f"{path}: checkpoint directory not found")
+  cfg = _read_config(path)
+  st_path = _weights_file(path)
+  try:
+    with safetensors.safe_open(st_path, framework="np") as f:
+      return _read_tensors(f, st_path, cfg)
+  except CheckpointError:
+    raise
+  except Exception as e:   # the Rust reader raises SafetensorError and others
+    raise CheckpointError(f"{st_path}: not a readable safetensors file "
+                          f"({type(e).__name__}: {e})") from None
+
+
+def _read_tensors(f, st_path: str, cfg: GPT2Config) -> GPT2Weights:
+  # First pass: header only (names, shapes, dtypes), so that a mismatch is
+  # reported without reading gigabytes.
+  stored = {}     # our name -> stored name
+  problems = []
+  for key in f.keys():
+    name = key[len(PREFIX):] if key.startswith(PREFIX) else key
+    if _is_skipped(name):
+      continue
+    if name in stored:
+      problems.append(f"tensor '{name}' stored twice (as '{stored[name]}' and '{key}')")
+    stored[name] = key
+  headers = {name: f.get_slice(key) for name, key in stored.items()}
+  problems += shape_problems(cfg, {n: h.get_shape() for n, h in headers.items()})
+  problems += [f"tensor '{n}' has dtype {h.get_dtype()} (supported: "
+               f"{', '.join(sorted(_FLOAT_DTYPES))})"
+               for n, h in headers.items() if h.get_dtype() not in _FLOAT_DTYPES]
+  if problems:
+    raise CheckpointError(f"{st_path}: does not match {CONFIG_FILE} "
+                          f"(n_layer={cfg.n_layer}, n_embd={cfg.n_embd}, "
+                          f"vocab_size={cfg.vocab_size}, n_positions="
+                          f"{cfg.n_positions}): " + _summary(problems))
+  tensors = {name: np.ascontiguousarray(f.get_tensor(stored[name]), np.float32)
+             for name in tensor_shapes(cfg)}
+  return GPT2Weights(cfg, tensors)
+
+
+def save_checkpoint(path, weights: GPT2Weights) -> None:
+  """Write `weights` as a Hugging Face GPT-2 directory (created if needed).
+
+  Names carry no prefix (GPT2Model's layout, which GPT2LMHeadModel also
+  loads); the metadata says format "pt" as transformers expects.
+  """
+  path = os.fspath(path)
+  os.makedirs(path, exist_ok=True)
+  with open(os.path.join(path, CONFIG_FILE), "w") as f:
+    f.write(weights.config.to_json() + "\n")
+  tensors = {k: np.ascontiguousarray(weights.tensors[k])
+             for k in tensor_shapes(weights.config)}
+  safetensors.numpy.save_file(tensors, os.path.join(path, WEIGHTS_FILE),
+                              metadata={"format": "pt"})

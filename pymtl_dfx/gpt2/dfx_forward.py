@@ -1,0 +1,189 @@
+"""GPT-2 in "DFX numerics": exactly the FP16 values the hardware computes.
+
+Every FP16 operation is a `pymtl_dfx.numerics` call; this module only
+decides which operations run, on which operands, in which order.  That order
+is the contract the compiler and the hardware follow:
+
+Weights are rounded once to FP16 (`GPT2Weights.to_fp16`).  Tokens go in one
+at a time, prompt (summarization) included; at position t:
+
+    x = add(wte[tok], wpe[t])
+    for each layer (p = that layer's parameters):
+      h   = layernorm(x, p.ln_1.weight, p.ln_1.bias, eps, d)
+      qkv = conv1d(h, p.attn.c_attn.weight, p.attn.c_attn.bias, d)   # [3E]
+      q, k, v = qkv[0:E], qkv[E:2E], qkv[2E:3E]; head i owns columns
+                [i*hd, (i+1)*hd) of each (hd = E / n_head)
+      for each head i:
+        K_i[t] = k_i, V_i[t] = v_i         # FP16 cache rows; T = t + 1 rows
+        s_i = mul(matvec(q_i, K_i^T, d), scale)   # K_i^T: [hd, T]
+        p_i = softmax(s_i, d)                     # over T
+        a_i = matvec(p_i, V_i, d)                 # V_i: [T, hd]
+      a = concat(a_0 .. a_{H-1})                  # [E]
+      x = add(x, conv1d(a, p.attn.c_proj.weight, p.attn.c_proj.bias, d))
+      h = layernorm(x, p.ln_2.weight, p.ln_2.bias, eps, d)
+      f = gelu(conv1d(h, p.mlp.c_fc.weight, p.mlp.c_fc.bias, d))      # [4E]
+      x = add(x, conv1d(f, p.mlp.c_proj.weight, p.mlp.c_proj.bias, d))
+    hf = layernorm(x, ln_f.weight, ln_f.bias, eps, d)
+    logits = matvec(hf, wte^T, d)        # LM head tied to wte; no bias
+
+scale = FP16(1/sqrt(hd)) is a compiler immediate (0.125 for hd = 64), eps is
+`layer_norm_epsilon` as `numerics.layernorm` takes it, d = DFXConfig.d.  No
+causal mask is needed: the cache holds only positions <= t.  The LM head runs
+only when logits are asked for (the hardware skips it for prompt tokens other
+than the last).
+
+Speed: the per-head loop is kept (softmax and matvec are 1-D in numerics;
+attention is a few percent of a token).  The big matrix products can be cut
+into column blocks that run on threads: every output column is computed by
+the same numerics call on the same operands, so the bits do not change, and
+numpy releases the GIL inside those calls.
+"""
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+
+import numpy as np
+
+from .. import numerics
+from ..config import DFXConfig
+from .decoding import check_step
+
+F16 = np.float16
+
+# Below this many weights a matrix product is not worth splitting over threads.
+_MIN_SPLIT_ELEMS = 1 << 18
+
+
+@lru_cache(maxsize=None)
+def _pool(threads):
+  return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dfx-matvec")
+
+
+def _ignore(name, value):
+  pass
+
+
+class _Linear:
+  """One FP16 weight matrix [K, N] (+ optional bias), pre-split into column blocks."""
+
+  def __init__(self, w, b, d, threads):
+    self.d = d
+    n = w.shape[1]
+    parts = threads if threads > 1 and w.size >= _MIN_SPLIT_ELEMS else 1
+    cuts = np.linspace(0, n, parts + 1).astype(int)
+    # contiguous copies: each thread reads its own block of memory
+    self.blocks = [(np.ascontiguousarray(w[:, a:z], F16),
+                    None if b is None else np.ascontiguousarray(b[a:z], F16))
+                   for a, z in zip(cuts[:-1], cuts[1:])]
+    self.pool = _pool(parts) if parts > 1 else None
+
+  def _one(self, block, x):
+    w, b = block
+    if b is None:
+      return numerics.matvec(x, w, self.d)
+    return numerics.conv1d(x, w, b, self.d)
+
+  def __call__(self, x):
+    if self.pool is None:
+      return self._one(self.blocks[0], x)
+    return np.concatenate(list(self.pool.map(lambda blk: self._one(blk, x),
+                                             self.blocks)))
+
+
+class DFXForward:
+  """GPT-2 in DFX numerics.  `step(token_id)` returns FP16 logits [vocab].
+
+  weights: `GPT2Weights` (float32 are rounded to FP16 here, once).
+  dfx:     hardware parameters; only `d` (tree width) affects the numbers.
+  threads: column blocks of the large products run on this many threads;
+           results are identical for any value.
+  """
+
+  def __init__(self, weights, dfx: DFXConfig = None, threads: int = 1):
+    self.dfx = dfx or DFXConfig()
+    self.config = cfg = weights.config
+    d = self.dfx.d
+    w16 = weights if weights.dtype == F16 else weights.to_fp16()
+    self.wte = w16["wte.weight"]
+    self.wpe = w16["wpe.weight"]
+    self.eps = cfg.layer_norm_epsilon
+    self.scale = F16(1.0 / math.sqrt(cfg.head_dim))
+
+    def lin(i, name):
+      return _Linear(w16.layer(i, name + ".weight"), w16.layer(i, name + ".bias"),
+                     d, threads)
+    self.layers = []
+    for i in range(cfg.n_layer):
+      self.layers.append(dict(
+        ln_1=(w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias")),
+        c_attn=lin(i, "attn.c_attn"), attn_proj=lin(i, "attn.c_proj"),
+        ln_2=(w16.layer(i, "ln_2.weight"), w16.layer(i, "ln_2.bias")),
+        c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj")))
+    self.ln_f = (w16["ln_f.weight"], w16["ln_f.bias"])
+    self.lm_head = _Linear(self.wte.T, None, d, threads)     # wte^T: [E, vocab]
+    self.reset()
+
+  def reset(self):
+    """Empty the K/V cache: the next step is position 0."""
+    cfg = self.config
+    self.pos = 0
+    # [layer][head, position, head_dim] in FP16, as DFX keeps them in HBM
+    shape = (cfg.n_head, cfg.n_positions, cfg.head_dim)
+    self.k_cache = [np.zeros(shape, F16) for _ in range(cfg.n_layer)]
+    self.v_cache = [np.zeros(shape, F16) for _ in range(cfg.n_layer)]
+
+  def _attention(self, i, qkv, trace):
+    cfg = self.config
+    nh, hd, e, t = cfg.n_head, cfg.head_dim, cfg.n_embd, self.pos
+    d = self.dfx.d
+    q = qkv[:e].reshape(nh, hd)
+    self.k_cache[i][:, t] = qkv[e:2 * e].reshape(nh, hd)
+    self.v_cache[i][:, t] = qkv[2 * e:].reshape(nh, hd)
+    keys = self.k_cache[i][:, :t + 1]                 # [H, T, hd]
+    vals = self.v_cache[i][:, :t + 1]
+    raw = np.stack([numerics.matvec(q[h], keys[h].T, d) for h in range(nh)])
+    scores = numerics.mul(raw, self.scale)            # elementwise: all heads at once
+    probs = np.stack([numerics.softmax(scores[h], d) for h in range(nh)])
+    heads = [numerics.matvec(probs[h], vals[h], d) for h in range(nh)]
+    if trace is not None:
+      trace[f"h{i}.scores"] = scores
+      trace[f"h{i}.probs"] = probs
+    return np.concatenate(heads)
+
+  def step(self, token_id, logits=True, trace=None):
+    """Process the token at the next position; return logits if asked.
+
+    trace: optional dict that receives every intermediate vector under
+    names such as "h0.qkv", "h0.scores" [H, T], "h0.attn", "ln_f", for
+    unit tests and for checking other models of the hardware step by step.
+    """
+    cfg = self.config
+    check_step(cfg, token_id, self.pos)
+    d, eps = self.dfx.d, self.eps
+    rec = trace.__setitem__ if trace is not None else _ignore
+    x = numerics.add(self.wte[token_id], self.wpe[self.pos])
+    rec("embed", x)
+    for i, p in enumerate(self.layers):
+      h = numerics.layernorm(x, *p["ln_1"], eps, d)
+      qkv = p["c_attn"](h)
+      a = self._attention(i, qkv, trace)
+      o = p["attn_proj"](a)
+      x = numerics.add(x, o)
+      rec(f"h{i}.ln_1", h); rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
+      rec(f"h{i}.attn_proj", o); rec(f"h{i}.x_attn", x)
+      h = numerics.layernorm(x, *p["ln_2"], eps, d)
+      fc = p["c_fc"](h)
+      f = numerics.gelu(fc)
+      m = p["mlp_proj"](f)
+      x = numerics.add(x, m)
+      rec(f"h{i}.ln_2", h); rec(f"h{i}.fc", fc); rec(f"h{i}.gelu", f)
+      rec(f"h{i}.mlp", m)
+      rec(f"h{i}.x_out", x)
+    self.pos += 1
+    if not logits:
+      return None
+    hf = numerics.layernorm(x, *self.ln_f, eps, d)
+    out = self.lm_head(hf)
+    rec("ln_f", hf); rec("logits", out)
+    return out

@@ -1,0 +1,82 @@
+"""GPT2Weights: a GPT-2's parameters in memory, and seeded random ones.
+
+Tensors are kept under their Hugging Face names (see `layout`), float32 as
+checkpoints store them; `to_fp16()` gives the FP16 copy that DFX keeps in
+HBM/DDR (one RNE rounding per value, nothing else).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..config import GPT2Config
+from .layout import block_name, shape_problems, tensor_shapes
+
+
+@dataclass(frozen=True, eq=False)   # arrays have no single truth value
+class GPT2Weights:
+  config: GPT2Config
+  tensors: dict    # HF name -> np.ndarray (float32, or float16 after to_fp16)
+
+  def __post_init__(self):
+    problems = shape_problems(
+      self.config, {k: v.shape for k, v in self.tensors.items()})
+    if problems:
+      raise ValueError("GPT2Weights do not match the config: " + "; ".join(problems))
+    dtypes = sorted({str(t.dtype) for t in self.tensors.values()})
+    if dtypes not in (["float32"], ["float16"]):
+      raise ValueError(f"GPT2Weights must be all float32 or all float16, "
+                       f"got {dtypes}")
+
+  @property
+  def dtype(self):
+    return next(iter(self.tensors.values())).dtype
+
+  def __getitem__(self, name):
+    return self.tensors[name]
+
+  def layer(self, i: int, suffix: str):
+    return self.tensors[block_name(i, suffix)]
+
+  def to_fp16(self) -> "GPT2Weights":
+    return GPT2Weights(self.config,
+                       {k: v.astype(np.float16) for k, v in self.tensors.items()})
+
+  def to_fp32(self) -> "GPT2Weights":
+    return GPT2Weights(self.config,
+                       {k: v.astype(np.float32) for k, v in self.tensors.items()})
+
+  def replace(self, updates: dict) -> "GPT2Weights":
+    """A copy with the tensors named in `updates` swapped (same dtype kept)."""
+    new = dict(self.tensors)
+    for name, value in updates.items():
+      new[name] = np.asarray(value, self.dtype)
+    return GPT2Weights(self.config, new)
+
+
+def random_weights(cfg: GPT2Config, seed: int = 0) -> GPT2Weights:
+  """Seeded random weights with GPT-2's initial statistics.
+
+  Matrices (wte and every Conv1D weight) N(0, 0.02), wpe N(0, 0.01) (as
+  GPT-2's init), small biases N(0, 0.01) and LayerNorm gamma U(0.9, 1.1),
+  beta U(-0.02, 0.02) rather than exactly 1 and 0, so that a mistake in how
+  the parameters are applied changes the output.  Tensors are drawn in the
+  layout's order from one generator: same (cfg, seed), same bits.
+  """
+  rng = np.random.default_rng(seed)
+  tensors = {}
+  for name, shape in tensor_shapes(cfg).items():
+    kind = name.split(".")[-2] if name.count(".") else name
+    if name == "wpe.weight":
+      t = rng.standard_normal(shape, np.float32) * np.float32(0.01)
+    elif kind.startswith("ln"):
+      if name.endswith("weight"):
+        t = rng.uniform(0.9, 1.1, shape).astype(np.float32)
+      else:
+        t = rng.uniform(-0.02, 0.02, shape).astype(np.float32)
+    elif name.endswith(".bias"):
+      t = rng.standard_normal(shape, np.float32) * np.float32(0.01)
+    else:
+      t = rng.standard_normal(shape, np.float32) * np.float32(0.02)
+    tensors[name] = t
+  return GPT2Weights(cfg, tensors)
