@@ -82,3 +82,23 @@ def test_reduce_max():
 def test_matvec_shape_error_names_shapes():
   with pytest.raises( ValueError, match=r"x\(3,\).*w\(4, 2\)" ):
     N.matvec( np.zeros( 3, F16 ), np.zeros( ( 4, 2 ), F16 ), 4 )
+
+
+def test_fast_rounding_equals_numpy_conversion():
+  """The bit-twiddling rounding inside matvec is numpy's f32 -> f16 -> f32."""
+  from pymtl_dfx.numerics.reduce import _r
+  rng = np.random.default_rng( 9 )
+  bits = rng.integers( 0, 1 << 32, 2_000_000, dtype=np.uint64 ).astype( np.uint32 )
+  # plus dense coverage of the FP16 range, its subnormals and the ties
+  near = ( rng.integers( 0x33000000, 0x47800000, 1_000_000, dtype=np.uint64 )
+           .astype( np.uint32 ) & ~np.uint32( 0xFFF ) ) | np.uint32( 0x1000 )
+  edges = np.array( [ 0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x477FE000,
+                      0x477FEFFF, 0x477FF000, 0x477FF001, 0x38800000, 0x387FFFFF,
+                      0x33000000, 0x33000001, 0xB3000000, 0x32FFFFFF ], np.uint32 )
+  a = np.concatenate( [ bits, near, edges ] ).view( np.float32 )
+  with np.errstate( over="ignore" ):
+    want = a.astype( np.float16 ).astype( np.float32 )
+  got = _r( a )
+  nan = np.isnan( want )
+  assert np.array_equal( np.isnan( got ), nan )
+  assert np.array_equal( got[ ~nan ].view( np.uint32 ), want[ ~nan ].view( np.uint32 ) )

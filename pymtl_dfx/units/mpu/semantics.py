@@ -29,6 +29,7 @@ def matrix_op( op, inst, x, weight_vectors, rf, cfg, cache=None, key=None ):
     w = from_stream( weight_vectors, rows, cols, cfg.d, cfg.l,
                      band_width( cols, cfg.l, cfg.psum_entries ) )
     if cache is not None and key is not None:
+      w = numerics.PreparedMatrix( w, cfg.d )
       cache[ key ] = w
   y = numerics.matvec( x, w, cfg.d )
   if op == C.CONV1D:
