@@ -12,7 +12,9 @@ from pymtl_dfx.units.regfile.state import RegisterFileError
 
 def test_entries_and_elements( level ):
   Manager = select_or_skip( level, fl=RegisterFileManagerFL )
-  rf = Manager( DFXConfig( vreg_entries=16, d=32 ) ).rf
+  manager = Manager( DFXConfig( vreg_entries=16, d=32 ) )
+  manager.elaborate()
+  rf = manager.rf
   rf.mem[:] = np.float16( 7 )
   rf.write( 2, np.arange( 40, dtype=np.float16 ) )            # 2 entries, 24 lanes of +0
   assert np.array_equal( rf.read( 2, 40 ), np.arange( 40, dtype=np.float16 ) )
