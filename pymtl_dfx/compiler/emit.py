@@ -10,6 +10,13 @@ so the host emits one per step from the layout alone.
 The sequence is exactly `pymtl_dfx.gpt2.dfx_forward`'s order, with the
 matrix products split over cores (`partition`) and the four all-gathers per
 layer of the paper.
+
+Dependencies: register hazards are the scoreboard's (it compares register
+ranges), the DMA -> MPU weight stream is a FIFO, and K/V writes and reads go
+through the one in-order DMA, so no wait flags are needed; `hbm_read mpu`
+sits right before its matrix instruction and a CL/RTL scheduler may run it
+ahead.  Results consumed once by the next VPU instruction are chained
+(squares into the variance sum, score - max into exp).
 """
 
 import math
@@ -43,8 +50,10 @@ class StepEmitter:
 
   # -- building blocks -------------------------------------------------------
 
-  def vec( s, op, dst, src1, n, src2=None, bcast=False ):
-    fields = dict( dst=dst, src1=src1, len=n )
+  def vec( s, op, dst, src1, n, src2=None, bcast=False, chain=False ):
+    """A VPU instruction.  `chain`: the result streams into the next compute
+    instruction (whose src1 names this dst) and is dead afterwards."""
+    fields = dict( dst=dst, src1=src1, len=n, chain=int( chain ) )
     if src2 is not None:
       fields.update( src2=src2, bcast=int( bcast ) )
     return make( op, **fields )
@@ -87,7 +96,7 @@ class StepEmitter:
       s.vec( C.REDMAXABS, rf["s1"], rf["dev"], E ),
       s.vec( C.INVPOW2, rf["s1"], rf["s1"], 1 ),
       s.vec( C.MUL, rf["y"], rf["dev"], E, rf["s1"], bcast=True ),
-      s.vec( C.MUL, rf["sq"], rf["y"], E, rf["y"] ),
+      s.vec( C.MUL, rf["sq"], rf["y"], E, rf["y"], chain=True ),
       s.vec( C.ACCUM, rf["s2"], rf["sq"], E ),
       s.vec( C.MUL, rf["s2"], rf["s2"], 1, rf["inv_n"] ),
       s.vec( C.MUL, rf["s3"], rf["eps"], 1, rf["s1"] ),
@@ -132,7 +141,7 @@ class StepEmitter:
                       scale=s.scale, mask=T ) )
     out += [
       s.vec( C.REDMAX, rf["s0"], rf["scores"], T ),
-      s.vec( C.SUB, rf["probs"], rf["scores"], T, rf["s0"], bcast=True ),
+      s.vec( C.SUB, rf["probs"], rf["scores"], T, rf["s0"], bcast=True, chain=True ),
       s.vec( C.EXP, rf["probs"], rf["probs"], T ),
       s.vec( C.ACCUM, rf["s1"], rf["probs"], T ),
       s.vec( C.RECIP, rf["s1"], rf["s1"], 1 ),

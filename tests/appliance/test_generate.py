@@ -86,3 +86,22 @@ def test_four_syncs_per_decoder_layer( cores ):
 def test_every_instruction_has_an_op_class():
   _, ( prog, classes ) = per_layer_program( 2 )
   assert len( prog ) == len( classes ) and set( classes ) <= set( CLASSES )
+
+
+def test_chained_results_feed_the_next_instruction_only():
+  """A chained result is read by the next instruction (as src1) and by no
+  later one before being rewritten: the hardware never writes it back."""
+  _, ( prog, _ ) = per_layer_program( 2 )
+  for k, inst in enumerate( prog ):
+    if int( inst.hdr.chain ):
+      nxt = prog[ k + 1 ]
+      assert int( nxt.hdr.kind ) == Kind.COMPUTE and int( nxt.src1 ) == int( inst.dst )
+      if int( nxt.dst ) == int( inst.dst ):
+        continue                        # the consumer overwrites it
+      for later in prog[ k + 2: ]:
+        srcs = [ int( getattr( later, f ) ) for f in ( "src1", "src2", "bias", "rf" )
+                 if hasattr( later, f ) ]
+        if int( inst.dst ) in srcs:
+          raise AssertionError( f"chained v{int( inst.dst )} read again at {later}" )
+        if int( getattr( later, "dst", -1 ) ) == int( inst.dst ):
+          break
