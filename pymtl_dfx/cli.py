@@ -18,14 +18,13 @@ def cmd_numerics( args ):
 
 
 def _demo_fpu( n ):
-  from .testing.fp16_ops import random_pairs, run_fp16_op
-  a, b = random_pairs( n, seed=11 )
-  for op in ( "add", "mul" ):
+  from .testing.fp16_ops import OPS, random_operands, run_fp16_op
+  for op in OPS:
     t0 = time.perf_counter()
-    r = run_fp16_op( op, "rtl", {}, a, b )
+    r = run_fp16_op( op, "rtl", {}, random_operands( op, n, seed=11 ) )
     dt = time.perf_counter() - t0
-    print( f"  FP16 {op:3s} RTL (PyMTL3 sim): {n} random pairs bit-exact with numerics, "
-           f"{r.cycles} cycles, {r.cycles / dt:,.0f} cycles/s" )
+    print( f"  FP16 {op:5s} RTL (PyMTL3 sim, latency {OPS[op]['latency']:2d}): {n} random "
+           f"operands bit-exact with numerics, {r.cycles / dt:,.0f} cycles/s" )
 
 
 def _demo_gpt2( seed, n_new ):
@@ -164,7 +163,7 @@ def main( argv=None ):
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=cmd_generate )
   p = sub.add_parser( "demo", help="run what the model can do today" )
-  p.add_argument( "--pairs", type=int, default=5000, help="random FP16 pairs per operator" )
+  p.add_argument( "--pairs", type=int, default=2000, help="random operands per FP16 operator" )
   p.add_argument( "--seed", type=int, default=2 )
   p.add_argument( "--new-tokens", type=int, default=12 )
   p.set_defaults( fn=cmd_demo )

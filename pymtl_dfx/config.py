@@ -71,6 +71,11 @@ class DFXConfig:
   mreg_entries matrix-input buffer depth, in d-element vectors
   psum_entries partial-sum buffer depth, in l-element vectors
   fp_add_latency, fp_mul_latency   FP16 operator pipeline depths on DSPs
+  fp_max_latency   comparator: a 15-bit magnitude compare and a mux, one cycle
+  fp_recip_latency LZC + normalising shift, table read (2), denormalise/round
+  fp_rsqrt_latency LZC + normalising shift, table read (2); scaling is exact
+  sfu_rom_latency  a special-function table in block RAM: address and output
+                   registers; exp and GELU add their FP16 operators to it
   """
 
   d: int = 64
@@ -88,12 +93,17 @@ class DFXConfig:
   psum_entries: int = 1024
   fp_add_latency: int = 11
   fp_mul_latency: int = 6
+  fp_max_latency: int = 1
+  fp_recip_latency: int = 4
+  fp_rsqrt_latency: int = 3
+  sfu_rom_latency: int = 2
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
                  "hbm_channel_bits", "hbm_channel_mb", "router_words",
                  "vreg_entries", "mreg_entries", "psum_entries",
-                 "fp_add_latency", "fp_mul_latency"]
+                 "fp_add_latency", "fp_mul_latency", "fp_max_latency",
+                 "fp_recip_latency", "fp_rsqrt_latency", "sfu_rom_latency"]
     errors = _int_field_errors(self, int_names)
     for name in ("ddr_gbps", "ring_gbps"):
       value = getattr(self, name)
@@ -121,6 +131,16 @@ class DFXConfig:
   def tree_depth(self) -> int:
     """Adder levels in one lane's balanced reduction tree."""
     return self.d.bit_length() - 1
+
+  @property
+  def fp_exp_latency(self) -> int:
+    """Table read, then the FP16 multiply of the two entries."""
+    return self.sfu_rom_latency + self.fp_mul_latency
+
+  @property
+  def fp_gelu_latency(self) -> int:
+    """Table read, then sub -> mul -> add in series."""
+    return self.sfu_rom_latency + 2 * self.fp_add_latency + self.fp_mul_latency
 
   @property
   def hbm_bytes_per_cycle(self) -> int:

@@ -1,4 +1,4 @@
-"""Simulation speed of the FP16 adder/multiplier at each level.
+"""Simulation speed of an FP16 operator at each level.
 
 Prints messages (= cycles, one message per cycle with no stalls) per second
 for FL, CL, RTL in PyMTL3's Python simulator, and RTL as a Verilator model
@@ -13,28 +13,28 @@ import os
 import tempfile
 import time
 
-from pymtl_dfx.testing.fp16_ops import random_pairs, run_fp16_op
+from pymtl_dfx.testing.fp16_ops import OPS, random_operands, run_fp16_op
 
 
 
 def main():
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
-  ap.add_argument( "--op", choices=( "add", "mul" ), default="add" )
-  ap.add_argument( "--n", type=int, default=20000, help="random operand pairs" )
+  ap.add_argument( "--op", choices=list( OPS ), default="add" )
+  ap.add_argument( "--n", type=int, default=20000, help="random operands" )
   ap.add_argument( "--levels", default="fl,cl,rtl,verilog" )
   args = ap.parse_args()
 
   os.chdir( tempfile.mkdtemp( prefix="dfx-bench-" ) )
-  a, b = random_pairs( args.n, seed=1 )
-  print( f"| level | {args.op} pairs | cycles | seconds | cycles/s |" )
+  x = random_operands( args.op, args.n, seed=1 )
+  print( f"| level | {args.op} operands | cycles | seconds | cycles/s |" )
   print( "|---|---|---|---|---|" )
   for name in args.levels.split( "," ):
     level = "rtl" if name == "verilog" else name
     opts = { "test_verilog": "zeros" } if name == "verilog" else {}
     if name == "verilog":
-      run_fp16_op( args.op, level, opts, a[:10], b[:10] )    # build once, untimed
+      run_fp16_op( args.op, level, opts, tuple( v[:10] for v in x ) )   # build, untimed
     t0 = time.perf_counter()
-    r = run_fp16_op( args.op, level, opts, a, b )
+    r = run_fp16_op( args.op, level, opts, x )
     dt = time.perf_counter() - t0
     print( f"| {name} | {args.n} | {r.cycles} | {dt:.2f} | {r.cycles / dt:,.0f} |" )
 

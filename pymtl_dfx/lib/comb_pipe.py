@@ -1,7 +1,8 @@
 """A combinational datapath behind a fixed-latency stall pipeline, at RTL.
 
 The request bitstruct's fields are wired by name to the datapath's input
-ports and the datapath's `out` port enters the pipeline.  The datapath is
+ports (a plain Bits request goes to the datapath's `a`), and the datapath's
+`out` port enters the pipeline.  The datapath is
 computed in the first stage; the remaining registers are left for the
 synthesis tool to retime into it (Vivado, Yosys `-retime`), which is how a
 DSP-based FP operator with a configurable depth is modelled.
@@ -20,8 +21,11 @@ class CombPipeRTL( Component ):
     s.send = SendIfcRTL( RespType )
 
     s.dpath = Datapath()
-    for name in ReqType.__bitstruct_fields__:
-      connect( getattr( s.dpath, name ), getattr( s.recv.msg, name ) )
+    if hasattr( ReqType, "__bitstruct_fields__" ):
+      for name in ReqType.__bitstruct_fields__:
+        connect( getattr( s.dpath, name ), getattr( s.recv.msg, name ) )
+    else:
+      s.dpath.a //= s.recv.msg          # a unary operator's one operand
 
     s.pipe = StallPipeRTL( RespType, latency )
     s.pipe.recv.msg //= s.dpath.out

@@ -178,13 +178,16 @@ def rsqrt(x):
 def gelu(x):
   x = np.asarray(x, F16)
   xs, y0, slope = gelu_tables()
-  x32 = x.astype(F32)
-  inside = (x32 >= GELU_LO) & (x32 < GELU_HI)
-  k = np.floor((np.where(inside, x32, 0.0) - GELU_LO) * (1 << GELU_STEP_LOG2))
+  x64 = x.astype(np.float64)
+  inside = (x64 >= GELU_LO) & (x64 < GELU_HI)
+  # k = floor((x + 8) * 128) exactly: x + 8 needs up to 28 bits, which float64
+  # holds (binary32 would round tiny negative x up into the next segment);
+  # the hardware gets k from the FP16 fields with integer logic
+  k = np.floor((np.where(inside, x64, 0.0) - GELU_LO) * (1 << GELU_STEP_LOG2))
   k = k.astype(np.int32)
   out = add(y0[k], mul(slope[k], sub(x, xs[k])))
-  out = np.where(x32 >= GELU_HI, x, out)
-  out = np.where(x32 < GELU_LO, F16(0.0), out)
+  out = np.where(x64 >= GELU_HI, x, out)
+  out = np.where(x64 < GELU_LO, F16(0.0), out)
   out = np.where(np.isnan(x), _nan(), out)
   return np.asarray(out, F16)
 

@@ -1,12 +1,15 @@
-"""Stimulus and a runner for the FP16 operators, shared by tests and benchmarks."""
+"""Stimulus and a runner for every FP16 operator, shared by tests and benchmarks.
+
+Binary operators (add/sub, mul, max) take a pair, unary ones (exp, recip,
+rsqrt, gelu) one value; every output is checked against `pymtl_dfx.numerics`
+bit for bit.
+"""
 
 import numpy as np
 
 from .. import numerics
 from ..config import DFXConfig
-from ..units.fpu import (FP16, FP16AddReq, FP16AdderCL, FP16AdderFL,
-                         FP16AdderRTL, FP16MulReq, FP16MultiplierCL,
-                         FP16MultiplierFL, FP16MultiplierRTL)
+from ..units import fpu as F
 from .harness import run_stream_test
 from .levels import select
 
@@ -22,12 +25,31 @@ EDGE_BITS = [
   0x6800, 0x1000, 0x5BFF,          # exponents far apart
 ]
 
+_CFG = DFXConfig()
+
+
+def _op( fl, cl, rtl, Req, latency, golden ):
+  return dict( fl=fl, cl=cl, rtl=rtl, Req=Req, latency=latency, golden=golden )
+
+
 OPS = {
-  "add": dict( fl=FP16AdderFL, cl=FP16AdderCL, rtl=FP16AdderRTL, Req=FP16AddReq,
-               latency=DFXConfig().fp_add_latency ),
-  "mul": dict( fl=FP16MultiplierFL, cl=FP16MultiplierCL, rtl=FP16MultiplierRTL,
-               Req=FP16MulReq, latency=DFXConfig().fp_mul_latency ),
+  "add":   _op( F.FP16AdderFL, F.FP16AdderCL, F.FP16AdderRTL, F.FP16AddReq,
+                _CFG.fp_add_latency, None ),
+  "mul":   _op( F.FP16MultiplierFL, F.FP16MultiplierCL, F.FP16MultiplierRTL, F.FP16MulReq,
+                _CFG.fp_mul_latency, numerics.mul ),
+  "max":   _op( F.FP16MaxFL, F.FP16MaxCL, F.FP16MaxRTL, F.FP16MulReq,
+                _CFG.fp_max_latency, numerics.maximum ),
+  "exp":   _op( F.FP16ExpFL, F.FP16ExpCL, F.FP16ExpRTL, None, _CFG.fp_exp_latency,
+                numerics.exp ),
+  "recip": _op( F.FP16RecipFL, F.FP16RecipCL, F.FP16RecipRTL, None, _CFG.fp_recip_latency,
+                numerics.recip ),
+  "rsqrt": _op( F.FP16RsqrtFL, F.FP16RsqrtCL, F.FP16RsqrtRTL, None, _CFG.fp_rsqrt_latency,
+                numerics.rsqrt ),
+  "gelu":  _op( F.FP16GeluFL, F.FP16GeluCL, F.FP16GeluRTL, None, _CFG.fp_gelu_latency,
+                numerics.gelu ),
 }
+BINARY = [ op for op, spec in OPS.items() if spec["Req"] is not None ]
+UNARY = [ op for op, spec in OPS.items() if spec["Req"] is None ]
 
 
 def random_pairs( n, seed ):
@@ -50,33 +72,57 @@ def edge_pairs():
   return np.repeat( e, len( e ) ), np.tile( e, len( e ) )
 
 
-def golden( op, a, b, sub ):
-  x, y = numerics.from_bits( a ), numerics.from_bits( b )
-  if op == "mul":
-    return numerics.bits( numerics.mul( x, y ) )
-  return np.where( sub, numerics.bits( numerics.sub( x, y ) ),
-                   numerics.bits( numerics.add( x, y ) ) )
+def all_patterns():
+  """Every FP16 bit pattern, in order."""
+  return np.arange( 1 << 16, dtype=np.uint32 ).astype( np.uint16 )
 
 
-def requests( op, a, b, sub ):
-  if op == "mul":
-    return [ FP16MulReq( FP16( int( x ) ), FP16( int( y ) ) ) for x, y in zip( a, b ) ]
-  return [ FP16AddReq( int( s ), FP16( int( x ) ), FP16( int( y ) ) )
-           for x, y, s in zip( a, b, sub ) ]
+def random_operands( op, n, seed ):
+  """`random_pairs` for a binary operator, random patterns for a unary one."""
+  if op in BINARY:
+    return random_pairs( n, seed )
+  return ( np.random.default_rng( seed ).integers( 0, 1 << 16, n, dtype=np.uint32 )
+           .astype( np.uint16 ), )
 
 
-def run_fp16_op( op, level, cmdline_opts, a, b, seed=0, max_delay=0, latency=None ):
-  """Stream the pairs (a, b) through the operator at `level`; every output is
-  checked against numerics.  The adder gets a random add/sub mix."""
+def edge_operands( op ):
+  return edge_pairs() if op in BINARY else ( np.array( EDGE_BITS, np.uint16 ), )
+
+
+def golden( op, operands, sub ):
+  vals = [ numerics.from_bits( x ) for x in operands ]
+  if op == "add":
+    return np.where( sub, numerics.bits( numerics.sub( *vals ) ),
+                     numerics.bits( numerics.add( *vals ) ) )
+  return numerics.bits( OPS[ op ]["golden"]( *vals ) )
+
+
+def requests( op, operands, sub ):
+  Req = OPS[ op ]["Req"]
+  if op == "add":
+    a, b = operands
+    return [ Req( int( s ), F.FP16( int( x ) ), F.FP16( int( y ) ) )
+             for x, y, s in zip( a, b, sub ) ]
+  if Req is not None:
+    a, b = operands
+    return [ Req( F.FP16( int( x ) ), F.FP16( int( y ) ) ) for x, y in zip( a, b ) ]
+  return [ F.FP16( int( x ) ) for x in operands[0] ]
+
+
+def run_fp16_op( op, level, cmdline_opts, operands, seed=0, max_delay=0, latency=None ):
+  """Stream the operands (a tuple of arrays: (a, b) or (x,)) through the
+  operator at `level`; every output is checked against numerics.  The adder
+  gets a random add/sub mix."""
   spec = OPS[ op ]
-  sub = np.random.default_rng( seed ).integers( 0, 2, len( a ) ) if op == "add" \
-        else np.zeros( len( a ), int )
-  want = golden( op, a, b, sub )
+  n = len( operands[0] )
+  sub = np.random.default_rng( seed ).integers( 0, 2, n ) if op == "add" \
+        else np.zeros( n, int )
+  want = golden( op, operands, sub )
   Model = select( level, fl=spec["fl"], cl=spec["cl"], rtl=spec["rtl"] )
   dut = Model( latency or spec["latency"] )
   return run_stream_test(
     dut,
-    sources={ "recv": ( spec["Req"], requests( op, a, b, sub ) ) },
-    sinks={ "send": ( FP16, [ FP16( int( w ) ) for w in want ] ) },
+    sources={ "recv": ( spec["Req"] or F.FP16, requests( op, operands, sub ) ) },
+    sinks={ "send": ( F.FP16, [ F.FP16( int( w ) ) for w in want ] ) },
     level=level, cmdline_opts=cmdline_opts, max_delay=max_delay, seed=seed,
     describe=repr )

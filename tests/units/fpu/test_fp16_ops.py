@@ -1,38 +1,45 @@
-"""FP16 adder and multiplier: one test body at FL, CL, RTL and Verilator.
+"""Every FP16 operator: one test body at FL, CL, RTL and Verilator.
 
-Outputs are compared with `pymtl_dfx.numerics` bit for bit on the edge-case
-set (every pair of special values) and on random pairs drawn over all bit
-patterns and over the normal range with close exponents (where cancellation
-and rounding carries happen).
+Outputs are compared with `pymtl_dfx.numerics` bit for bit: unary operators
+(exp, recip, rsqrt, GELU) on all 65,536 input patterns; binary ones (add/sub,
+mul, max) on every pair of edge values and on 100,000 random pairs drawn over
+all bit patterns and over close exponents (cancellation, carries, ties).
 """
 
 import numpy as np
 import pytest
 
-from pymtl_dfx.testing.fp16_ops import OPS, edge_pairs, random_pairs, run_fp16_op
+from pymtl_dfx.testing import fp16_ops
+from pymtl_dfx.testing.fp16_ops import (BINARY, OPS, UNARY, all_patterns, edge_operands,
+                                        random_operands, run_fp16_op)
 
 
 @pytest.mark.parametrize( "op", OPS )
 def test_edge_cases( op, level, cmdline_opts ):
-  a, b = edge_pairs()
-  run_fp16_op( op, level, cmdline_opts, a, b )
+  run_fp16_op( op, level, cmdline_opts, edge_operands( op ) )
 
 
-@pytest.mark.parametrize( "op", OPS )
+@pytest.mark.parametrize( "op", UNARY )
+def test_every_input( op, level, cmdline_opts ):
+  r = run_fp16_op( op, level, cmdline_opts, ( all_patterns(), ) )
+  assert len( r.arrivals["send"] ) == 1 << 16
+
+
+@pytest.mark.parametrize( "op", BINARY )
 def test_random_100k( op, level, cmdline_opts ):
-  a, b = random_pairs( 100_000, seed=7 if op == "add" else 8 )
-  run_fp16_op( op, level, cmdline_opts, a, b, seed=3 )
+  seed = { "add": 7, "mul": 8, "max": 11 }[ op ]
+  run_fp16_op( op, level, cmdline_opts, random_operands( op, 100_000, seed ), seed=3 )
 
 
 @pytest.mark.parametrize( "op", OPS )
 @pytest.mark.parametrize( "latency", [ 1, 3 ] )
 def test_backpressure_and_latency( op, latency, level, cmdline_opts ):
-  a, b = random_pairs( 300, seed=latency )
-  r = run_fp16_op( op, level, cmdline_opts, a, b, seed=5, max_delay=3, latency=latency )
+  x = random_operands( op, 300, seed=latency )
+  r = run_fp16_op( op, level, cmdline_opts, x, seed=5, max_delay=3, latency=latency )
   assert len( r.arrivals["send"] ) == 300
   if level == "rtl":
     # the CL model's timing must be the RTL's, cycle for cycle, under stalls
-    cl = run_fp16_op( op, "cl", {}, a, b, seed=5, max_delay=3, latency=latency )
+    cl = run_fp16_op( op, "cl", {}, x, seed=5, max_delay=3, latency=latency )
     assert r.arrivals == cl.arrivals
 
 
@@ -40,9 +47,9 @@ def test_backpressure_and_latency( op, latency, level, cmdline_opts ):
 def test_latency_is_the_parameter( op, level, cmdline_opts ):
   """One message, no stalls: it leaves exactly `latency` cycles after it enters
   (CL and RTL); FL is untimed and only has to deliver it."""
-  for latency in ( 1, 4, OPS[op]["latency"] ):
-    a, b = np.array( [ 0x3C00 ], np.uint16 ), np.array( [ 0x4000 ], np.uint16 )
-    r = run_fp16_op( op, level, cmdline_opts, a, b, latency=latency )
+  for latency in sorted( { 1, 4, OPS[op]["latency"] } ):
+    x = random_operands( op, 1, seed=0 )
+    r = run_fp16_op( op, level, cmdline_opts, x, latency=latency )
     if level != "fl":
       # the source's message is valid from cycle 1; the pipe takes it in
       # cycle 2; it is on the output `latency` cycles after that, and the
@@ -52,12 +59,10 @@ def test_latency_is_the_parameter( op, level, cmdline_opts ):
 
 def test_a_wrong_result_is_caught( cmdline_opts ):
   """The checking sink really checks: corrupt one expected value."""
-  from pymtl_dfx.testing import fp16_ops
-  a, b = random_pairs( 20, seed=1 )
   real = fp16_ops.golden
   try:
     fp16_ops.golden = lambda *args: real( *args ) ^ np.uint16( 1 )
     with pytest.raises( AssertionError, match="message #0 is wrong" ):
-      run_fp16_op( "mul", "rtl", cmdline_opts, a, b )
+      run_fp16_op( "mul", "rtl", cmdline_opts, random_operands( "mul", 20, seed=1 ) )
   finally:
     fp16_ops.golden = real

@@ -1,0 +1,9 @@
+from ...lib.stream_op import StreamOpFL
+from .golden import rsqrt_msg
+from .msgs import FP16
+
+
+class FP16RsqrtFL( StreamOpFL ):
+
+  def construct( s, latency=None ):  # untimed; latency kept for one signature
+    super().construct( FP16, FP16, rsqrt_msg )
