@@ -9,6 +9,7 @@ exactly the RTL's cycle count.
 """
 
 from pymtl3 import *
+from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 
@@ -21,32 +22,31 @@ class StallPipeRTL( Component ):
     s.recv = RecvIfcRTL( Type )
     s.send = SendIfcRTL( Type )
 
-    s.valid = [ Wire() for _ in range( latency ) ]
-    s.data  = [ Wire( Type ) for _ in range( latency ) ]
+    # registers as instances rather than an array written in a loop: Yosys
+    # 0.23 loses the drivers of such an array
+    s.valid = [ RegEnRst( Bits1 ) for _ in range( latency ) ]
+    s.data  = [ RegEn( Type ) for _ in range( latency ) ]
     s.advance = Wire()
 
     @update
     def up_advance():
-      s.advance @= ~s.valid[latency-1] | s.send.rdy
+      s.advance @= ~s.valid[latency-1].out | s.send.rdy
       s.recv.rdy @= s.advance
 
-    @update_ff
-    def up_stages():
-      if s.reset:
-        for i in range( latency ):
-          s.valid[i] <<= 0
-      elif s.advance:
-        s.valid[0] <<= s.recv.val
-        s.data[0]  <<= s.recv.msg
-        for i in range( 1, latency ):
-          s.valid[i] <<= s.valid[i-1]
-          s.data[i]  <<= s.data[i-1]
+    for i in range( latency ):
+      s.valid[i].en //= s.advance
+      s.data[i].en  //= s.advance
+    s.valid[0].in_ //= s.recv.val
+    s.data[0].in_  //= s.recv.msg
+    for i in range( 1, latency ):
+      s.valid[i].in_ //= s.valid[i-1].out
+      s.data[i].in_  //= s.data[i-1].out
 
-    s.send.val //= s.valid[latency-1]
-    s.send.msg //= s.data[latency-1]
+    s.send.val //= s.valid[latency-1].out
+    s.send.msg //= s.data[latency-1].out
 
   def line_trace( s ):
-    return "".join( "*" if v else "." for v in s.valid )
+    return "".join( "*" if v.out else "." for v in s.valid )
 
 
 class StallPipeCL:
