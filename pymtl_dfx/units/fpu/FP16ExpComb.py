@@ -14,6 +14,8 @@ so the address is concat(sign * ROWS + row, entry) with no multiplier.
 
 from pymtl3 import *
 
+from ...lib.rom import RomRTL
+
 from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF)
 from ...numerics.tables import (EXP_LO_BITS, EXP_SPLIT_BITS, EXP_TABLE_EMAX,
@@ -58,14 +60,9 @@ class FP16ExpComb( Component ):
     SrowT = mk_bits( SROW_BITS )
     PackT = mk_bits( PACK )
 
-    # ROMs as constant-driven wire arrays: they translate to an unpacked
-    # array with one assign per entry, which Verilator and synthesis accept
     hi_vals, lo_vals = rom_contents()
-    s.hi_rom = [ Wire( FpT ) for _ in range( ROM_ENTRIES ) ]
-    s.lo_rom = [ Wire( FpT ) for _ in range( ROM_ENTRIES ) ]
-    for i in range( ROM_ENTRIES ):
-      s.hi_rom[i] //= FpT( hi_vals[i] )
-      s.lo_rom[i] //= FpT( lo_vals[i] )
+    s.hi_rom = RomRTL( FpT, hi_vals )
+    s.lo_rom = RomRTL( FpT, lo_vals )
 
     s.in_window = Wire()
     s.srow   = Wire( SrowT )
@@ -93,10 +90,10 @@ class FP16ExpComb( Component ):
       s.hi_idx @= concat( s.srow, s.a[EXP_LO_BITS:MANT_BITS] )
       s.lo_idx @= concat( s.srow, s.a[0:EXP_LO_BITS] )
 
-    @update
-    def up_rom():
-      s.hi @= s.hi_rom[ s.hi_idx ]
-      s.lo @= s.lo_rom[ s.lo_idx ]
+    s.hi_rom.addr //= s.hi_idx
+    s.lo_rom.addr //= s.lo_idx
+    s.hi //= s.hi_rom.out
+    s.lo //= s.lo_rom.out
 
     @update
     def up_out():

@@ -20,6 +20,8 @@ import numpy as np
 
 from pymtl3 import *
 
+from ...lib.rom import RomRTL
+
 from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, F16, F32,
                               MANT_BITS, bits)
 from ...numerics.tables import (GELU_ENTRIES, GELU_HI, GELU_LO, GELU_STEP_LOG2,
@@ -56,16 +58,10 @@ class FP16GeluComb( Component ):
     KT    = mk_bits( K_BITS )
     KWT   = mk_bits( KW )
 
-    # ROMs as constant-driven wire arrays: this form translates to a
-    # Verilog unpacked array that a dynamic index reads.
     x_t, y0_t, slope_t = ( bits( t ) for t in gelu_tables() )
-    s.rom_x     = [ Wire( FP_BITS ) for _ in range( GELU_ENTRIES ) ]
-    s.rom_y0    = [ Wire( FP_BITS ) for _ in range( GELU_ENTRIES ) ]
-    s.rom_slope = [ Wire( FP_BITS ) for _ in range( GELU_ENTRIES ) ]
-    for i in range( GELU_ENTRIES ):
-      s.rom_x[i]     //= FpT( int( x_t[i] ) )
-      s.rom_y0[i]    //= FpT( int( y0_t[i] ) )
-      s.rom_slope[i] //= FpT( int( slope_t[i] ) )
+    s.rom_x     = RomRTL( FpT, x_t )
+    s.rom_y0    = RomRTL( FpT, y0_t )
+    s.rom_slope = RomRTL( FpT, slope_t )
 
     s.eff_exp  = Wire( ExpT )
     s.rshift   = Wire( ExpT )
@@ -92,11 +88,10 @@ class FP16GeluComb( Component ):
       else:
         s.k @= trunc( ZERO_K - s.int_part - zext( s.sticky, KW ), K_BITS )
 
-    @update
-    def up_lookup():
-      s.seg_x     @= s.rom_x[s.k]
-      s.seg_y0    @= s.rom_y0[s.k]
-      s.seg_slope @= s.rom_slope[s.k]
+    for rom, seg in ( ( s.rom_x, s.seg_x ), ( s.rom_y0, s.seg_y0 ),
+                      ( s.rom_slope, s.seg_slope ) ):
+      rom.addr //= s.k
+      seg //= rom.out
 
     s.offset = FP16AddComb()
     s.offset.a   //= s.a

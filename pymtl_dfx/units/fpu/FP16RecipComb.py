@@ -14,6 +14,8 @@ units normalise their input with the same hardware.
 
 from pymtl3 import *
 
+from ...lib.rom import RomRTL
+
 from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF, bits)
 from ...numerics.tables import recip_table
@@ -23,7 +25,6 @@ PACK = FP_BITS - 1              # {exponent, mantissa} without the sign
 SIG = MANT_BITS + 1             # significand with the hidden bit
 EXP_MAX = ( 1 << EXP_BITS ) - 1
 LZ_BITS = MANT_BITS.bit_length()   # counts 0 .. MANT_BITS
-ENTRIES = 1 << MANT_BITS
 
 # The normaliser reports H = E + H_BIAS, which is never negative for a
 # non-zero input (the smallest subnormal, 2^-24, has H = 0), so exponent
@@ -102,11 +103,8 @@ class FP16RecipComb( Component ):
     s.norm = FP16NormaliseComb()
     s.norm.a //= s.a
 
-    # A list of constant wires is the ROM form that both the Python
-    # simulator and the Verilog translator (an unpacked array) accept.
-    s.rom = [ Wire( FpT ) for _ in range( ENTRIES ) ]
-    for i, v in enumerate( rom_values( recip_table() ) ):
-      s.rom[i] //= FpT( v )
+    s.rom = RomRTL( FpT, rom_values( recip_table() ) )
+    s.rom.addr //= s.norm.frac
 
     s.t       = Wire( FpT )
     s.f       = Wire( FT )
@@ -117,9 +115,7 @@ class FP16RecipComb( Component ):
     s.rounded = Wire( PackT )
     s.overflow = Wire()
 
-    @update
-    def up_lookup():
-      s.t @= s.rom[ s.norm.frac ]
+    s.t //= s.rom.out
 
     @update
     def up_exponent():

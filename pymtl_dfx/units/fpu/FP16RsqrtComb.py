@@ -11,12 +11,13 @@ other than -0 give the canonical NaN.
 
 from pymtl3 import *
 
+from ...lib.rom import RomRTL
+
 from ...numerics.fp16 import CANONICAL_NAN, EXP_BITS, MANT_BITS, POS_INF
 from ...numerics.tables import rsqrt_table
 from .FP16RecipComb import (EXP_MAX, FP_BITS, H_BIAS, H_BITS, H_MAX, PACK,
                             FP16NormaliseComb, rom_values)
 
-ENTRIES = 2 << MANT_BITS        # {parity, fraction}
 ADDR_BITS = 1 + MANT_BITS
 
 # H = E + H_BIAS with H_BIAS even, so E and H have the same parity and
@@ -53,11 +54,8 @@ class FP16RsqrtComb( Component ):
     s.norm.a //= s.a
 
     # rows of the [parity, fraction] table one after the other, so the
-    # address is {parity, fraction}; a list of constant wires is the ROM
-    # form both the simulator and the Verilog translator accept
-    s.rom = [ Wire( FpT ) for _ in range( ENTRIES ) ]
-    for i, v in enumerate( _check_exact( rom_values( rsqrt_table() ) ) ):
-      s.rom[i] //= FpT( v )
+    # address is {parity, fraction}
+    s.rom = RomRTL( FpT, _check_exact( rom_values( rsqrt_table() ) ) )
 
     s.addr = Wire( AddrT )
     s.t    = Wire( FpT )
@@ -66,7 +64,9 @@ class FP16RsqrtComb( Component ):
     @update
     def up_lookup():
       s.addr @= concat( s.norm.h[0], s.norm.frac )
-      s.t @= s.rom[ s.addr ]
+
+    s.rom.addr //= s.addr
+    s.t //= s.rom.out
 
     @update
     def up_exponent():
