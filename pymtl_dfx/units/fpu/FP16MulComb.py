@@ -10,6 +10,8 @@ result is the canonical NaN, as `pymtl_dfx.numerics` specifies.
 
 from pymtl3 import *
 
+from .FP16RoundPack import FP16RoundPack
+
 from ...numerics.fp16 import CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS, POS_INF
 
 FP_BITS = 1 + EXP_BITS + MANT_BITS
@@ -23,7 +25,7 @@ T_OFFSET = 2 * PROD
 T_BIAS = T_OFFSET + EXP_BIAS - 1
 T_BITS = ( T_OFFSET + 2 * EXP_MAX ).bit_length()
 SHIFT_CAP = PROD + 2            # right shifts beyond this leave only sticky
-WIDE = PROD + SHIFT_CAP
+SHIFT_BITS = SHIFT_CAP.bit_length()
 PACK = FP_BITS - 1           # {exponent, mantissa} without the sign
 
 
@@ -37,7 +39,6 @@ class FP16MulComb( Component ):
     ExpT  = mk_bits( EXP_BITS )
     SigT  = mk_bits( SIG )
     ProdT = mk_bits( PROD )
-    WideT = mk_bits( WIDE )
     TT    = mk_bits( T_BITS )
     LzT   = mk_bits( 5 )
     PackT = mk_bits( PACK )
@@ -48,9 +49,6 @@ class FP16MulComb( Component ):
     s.t       = Wire( TT )
     s.norm    = Wire( ProdT )
     s.rshift  = Wire( TT )
-    s.shifted = Wire( WideT )
-    s.field   = Wire( ExpT )
-    s.pk      = Wire( PackT )
     s.rounded = Wire( PackT )
     s.overflow = Wire()
 
@@ -82,20 +80,17 @@ class FP16MulComb( Component ):
         s.rshift @= T_BIAS + 1 - s.t
       s.overflow @= s.t >= T_BIAS + EXP_MAX
 
+    s.field = Wire( ExpT )
+
     @update
-    def up_round():
-      # `shifted` keeps the normalised product in its top PROD bits; what is
-      # shifted below them becomes guard and sticky
-      s.shifted @= ( zext( s.norm, WIDE ) << SHIFT_CAP ) >> zext( s.rshift, WIDE )
-      if s.rshift == 0:
-        s.field @= trunc( s.t - T_BIAS, EXP_BITS )
-      else:
-        s.field @= 0
-      s.pk @= concat( s.field, s.shifted[WIDE-1-MANT_BITS:WIDE-1] )
-      guard = s.shifted[WIDE-2-MANT_BITS]
-      sticky = s.shifted[0:WIDE-2-MANT_BITS] != 0
-      round_up = guard & ( sticky | s.shifted[WIDE-1-MANT_BITS] )
-      s.rounded @= s.pk + zext( round_up, PACK )
+    def up_field():
+      s.field @= trunc( s.t - T_BIAS, EXP_BITS )
+
+    s.round = FP16RoundPack( PROD, SHIFT_CAP )
+    s.round.sig    //= s.norm
+    s.round.rshift //= s.rshift[0:SHIFT_BITS]
+    s.round.field  //= s.field
+    s.rounded //= s.round.out
 
     @update
     def up_out():

@@ -14,6 +14,8 @@ units normalise their input with the same hardware.
 
 from pymtl3 import *
 
+from .FP16RoundPack import FP16RoundPack
+
 from ...lib.rom import RomRTL
 
 from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
@@ -42,7 +44,7 @@ F_BITS = ( EXP_MAX + H_BIAS + F_OFF ).bit_length()
 # Right shifts beyond SIG + 1 leave every bit below the guard bit (sticky)
 # and round to zero, like any longer shift.
 SHIFT_CAP = SIG + 1
-WIDE = SIG + SHIFT_CAP
+SHIFT_BITS = SHIFT_CAP.bit_length()
 
 
 def rom_values( table ):
@@ -97,7 +99,6 @@ class FP16RecipComb( Component ):
     FpT   = mk_bits( FP_BITS )
     ExpT  = mk_bits( EXP_BITS )
     FT    = mk_bits( F_BITS )
-    WideT = mk_bits( WIDE )
     PackT = mk_bits( PACK )
 
     s.norm = FP16NormaliseComb()
@@ -109,9 +110,6 @@ class FP16RecipComb( Component ):
     s.t       = Wire( FpT )
     s.f       = Wire( FT )
     s.rshift  = Wire( FT )
-    s.shifted = Wire( WideT )
-    s.field   = Wire( ExpT )
-    s.pk      = Wire( PackT )
     s.rounded = Wire( PackT )
     s.overflow = Wire()
 
@@ -129,22 +127,20 @@ class FP16RecipComb( Component ):
         s.rshift @= F_OFF + 1 - s.f
       s.overflow @= s.f >= F_OFF + EXP_MAX
 
+    s.field = Wire( ExpT )
+    s.sig   = Wire( SIG )
+
     @update
-    def up_round():
-      # `shifted` keeps the significand in its top SIG bits; what is shifted
-      # below them becomes guard and sticky.  A normal result (no shift) is
-      # exact: guard and sticky are zero.
-      s.shifted @= ( zext( concat( Bits1(1), s.t[0:MANT_BITS] ), WIDE ) << SHIFT_CAP ) >> zext( s.rshift, WIDE )
-      if s.rshift == 0:
-        s.field @= trunc( s.f - F_OFF, EXP_BITS )
-      else:
-        s.field @= 0
-      s.pk @= concat( s.field, s.shifted[WIDE-1-MANT_BITS:WIDE-1] )
-      guard = s.shifted[WIDE-2-MANT_BITS]
-      sticky = s.shifted[0:WIDE-2-MANT_BITS] != 0
-      round_up = guard & ( sticky | s.shifted[WIDE-1-MANT_BITS] )
-      # a carry out of the mantissa moves a subnormal up to the smallest normal
-      s.rounded @= s.pk + zext( round_up, PACK )
+    def up_field():
+      s.field @= trunc( s.f - F_OFF, EXP_BITS )
+      s.sig @= concat( Bits1(1), s.t[0:MANT_BITS] )
+
+    # a normal result (no shift) is exact: guard and sticky are zero
+    s.round = FP16RoundPack( SIG, SHIFT_CAP )
+    s.round.sig    //= s.sig
+    s.round.rshift //= s.rshift[0:SHIFT_BITS]
+    s.round.field  //= s.field
+    s.rounded //= s.round.out
 
     @update
     def up_out():
