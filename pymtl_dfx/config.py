@@ -133,6 +133,11 @@ class DFXConfig:
     return self.d.bit_length() - 1
 
   @property
+  def mfu_lane_latency(self) -> int:
+    """One MFU lane: a multiply, then tree_depth levels of adders."""
+    return self.fp_mul_latency + self.tree_depth * self.fp_add_latency
+
+  @property
   def fp_exp_latency(self) -> int:
     """Table read, then the FP16 multiply of the two entries."""
     return self.sfu_rom_latency + self.fp_mul_latency

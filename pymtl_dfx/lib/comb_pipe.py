@@ -16,14 +16,19 @@ from .pipeline import StallPipeRTL
 
 class CombPipeRTL( Component ):
 
-  def construct( s, ReqType, RespType, Datapath, latency ):
+  def construct( s, ReqType, RespType, Datapath, latency, dpath_args=() ):
     s.recv = RecvIfcRTL( ReqType )
     s.send = SendIfcRTL( RespType )
 
-    s.dpath = Datapath()
+    s.dpath = Datapath( *dpath_args )
     if hasattr( ReqType, "__bitstruct_fields__" ):
       for name in ReqType.__bitstruct_fields__:
-        connect( getattr( s.dpath, name ), getattr( s.recv.msg, name ) )
+        port, field = getattr( s.dpath, name ), getattr( s.recv.msg, name )
+        if isinstance( port, list ):          # a vector operand, element by element
+          for p, f in zip( port, field ):
+            connect( p, f )
+        else:
+          connect( port, field )
     else:
       s.dpath.a //= s.recv.msg          # a unary operator's one operand
 

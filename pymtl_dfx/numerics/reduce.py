@@ -131,9 +131,10 @@ def matvec(x, w, d, col_block=4096):
                      f"(d={w.d}, asked d={d})")
   x32 = _chunked(x.astype(F32), d)                       # [C, d]
   out = np.empty(w.shape[1], F16)
-  for j0, w32 in w.blocks:                               # w32: [C, d, n]
-    prod = _r(x32[:, :, None] * w32)
-    out[j0:j0 + w32.shape[2]] = _accumulate32(_tree_sum32(prod, axis=1)).astype(F16)
+  with np.errstate(over="ignore", invalid="ignore"):     # inf/NaN are IEEE results
+    for j0, w32 in w.blocks:                             # w32: [C, d, n]
+      prod = _r(x32[:, :, None] * w32)
+      out[j0:j0 + w32.shape[2]] = _accumulate32(_tree_sum32(prod, axis=1)).astype(F16)
   return canonical(out)
 
 
