@@ -11,6 +11,8 @@ Every NaN result is the canonical NaN, as `pymtl_dfx.numerics` specifies.
 
 from pymtl3 import *
 
+from ...lib.lzc import LeadingZerosRTL
+
 from ...numerics.fp16 import CANONICAL_NAN, EXP_BITS, MANT_BITS, POS_INF
 
 FP_BITS = 1 + EXP_BITS + MANT_BITS
@@ -36,7 +38,7 @@ class FP16AddComb( Component ):
     ExtT  = mk_bits( EXT )
     SumT  = mk_bits( EXT + 1 )
     ShT   = mk_bits( EXP_BITS )
-    LzT   = mk_bits( 4 )
+    LzT   = mk_bits( EXT.bit_length() )
     PackT = mk_bits( PACK )
 
     s.b_sign  = Wire()
@@ -94,12 +96,9 @@ class FP16AddComb( Component ):
       else:
         s.sum @= ( zext( s.x_sig, SUMW ) << 3 ) + zext( s.y_ext, SUMW )
 
-    @update
-    def up_lzc():
-      s.lz @= EXT
-      for i in range( EXT ):
-        if s.sum[i]:
-          s.lz @= EXT - 1 - i
+    s.lzc = LeadingZerosRTL( EXT )
+    s.lzc.in_ //= s.sum[0:EXT]
+    s.lz //= s.lzc.out
 
     @update
     def up_normalise():

@@ -10,6 +10,8 @@ result is the canonical NaN, as `pymtl_dfx.numerics` specifies.
 
 from pymtl3 import *
 
+from ...lib.lzc import LeadingZerosRTL
+
 from .FP16RoundPack import FP16RoundPack
 
 from ...numerics.fp16 import CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS, POS_INF
@@ -40,7 +42,7 @@ class FP16MulComb( Component ):
     SigT  = mk_bits( SIG )
     ProdT = mk_bits( PROD )
     TT    = mk_bits( T_BITS )
-    LzT   = mk_bits( 5 )
+    LzT   = mk_bits( PROD.bit_length() )
     PackT = mk_bits( PACK )
 
     s.sign    = Wire()
@@ -58,12 +60,9 @@ class FP16MulComb( Component ):
       s.prod @= zext( concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] ), PROD ) * \
                 zext( concat( s.b[MANT_BITS:FP_BITS-1] != 0, s.b[0:MANT_BITS] ), PROD )
 
-    @update
-    def up_lzc():
-      s.lz @= PROD
-      for i in range( PROD ):
-        if s.prod[i]:
-          s.lz @= PROD - 1 - i
+    s.lzc = LeadingZerosRTL( PROD )
+    s.lzc.in_ //= s.prod
+    s.lz //= s.lzc.out
 
     @update
     def up_exponent():

@@ -14,6 +14,8 @@ units normalise their input with the same hardware.
 
 from pymtl3 import *
 
+from ...lib.lzc import LeadingZerosRTL
+
 from .FP16RoundPack import FP16RoundPack
 
 from ...lib.rom import RomRTL
@@ -69,12 +71,9 @@ class FP16NormaliseComb( Component ):
 
     s.lz = Wire( LZ_BITS )
 
-    @update
-    def up_lzc():
-      s.lz @= MANT_BITS
-      for i in range( MANT_BITS ):
-        if s.a[i]:
-          s.lz @= MANT_BITS - 1 - i
+    s.lzc = LeadingZerosRTL( MANT_BITS )
+    s.lzc.in_ //= s.a[0:MANT_BITS]
+    s.lz //= s.lzc.out
 
     @update
     def up_normalise():
