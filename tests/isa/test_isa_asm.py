@@ -23,15 +23,9 @@ def test_disassemble_assemble_round_trip(fmt, data):
 
 
 def test_documented_example():
-  text = """
-  # the module docstring's example
-  conv1d   v12, v0, rows=768 cols=2304 bias=v40 post=gelu chain
-  maskedmm v20, v4, rows=64 cols=37 scale=0.125 mask=37 post=redmax
-  mul      v30, v20, v21, len=37 bcast
-  hbm_read mpu, 0x2000, vecs=1152 wait_compute
-  ddr_read v0, 0x40, vecs=12
-  sync     v40, len=192
-  """
+  # the example block of the module docstring, so the doc cannot drift
+  from pymtl_dfx.isa import asm
+  text = asm.__doc__.split("flags ...")[1].split("Positional")[0]
   conv, mm, mul, rd, ddr, sync = assemble(text)
   assert conv == make(ComputeOp.CONV1D, dst=12, src1=0, rows=768, cols=2304,
                       bias=40, post=PostOp.GELU, chain=1)

@@ -27,7 +27,6 @@ T_OFFSET = 2 * PROD
 T_BIAS = T_OFFSET + EXP_BIAS - 1
 T_BITS = ( T_OFFSET + 2 * EXP_MAX ).bit_length()
 SHIFT_CAP = PROD + 2            # right shifts beyond this leave only sticky
-SHIFT_BITS = SHIFT_CAP.bit_length()
 PACK = FP_BITS - 1           # {exponent, mantissa} without the sign
 
 
@@ -50,7 +49,6 @@ class FP16MulComb( Component ):
     s.lz      = Wire( LzT )
     s.t       = Wire( TT )
     s.norm    = Wire( ProdT )
-    s.rshift  = Wire( TT )
     s.rounded = Wire( PackT )
     s.overflow = Wire()
 
@@ -70,26 +68,12 @@ class FP16MulComb( Component ):
       eb = zext( s.b[MANT_BITS:FP_BITS-1] | zext( s.b[MANT_BITS:FP_BITS-1] == 0, EXP_BITS ), T_BITS )
       s.t @= ea + eb + T_OFFSET - zext( s.lz, T_BITS )
       s.norm @= s.prod << zext( s.lz, PROD )
-      # t <= T_BIAS: the result is subnormal, shift right by T_BIAS + 1 - t
-      if s.t > T_BIAS:
-        s.rshift @= 0
-      elif T_BIAS + 1 - s.t > SHIFT_CAP:
-        s.rshift @= SHIFT_CAP
-      else:
-        s.rshift @= T_BIAS + 1 - s.t
-      s.overflow @= s.t >= T_BIAS + EXP_MAX
 
-    s.field = Wire( ExpT )
-
-    @update
-    def up_field():
-      s.field @= trunc( s.t - T_BIAS, EXP_BITS )
-
-    s.round = FP16RoundPack( PROD, SHIFT_CAP )
-    s.round.sig    //= s.norm
-    s.round.rshift //= s.rshift[0:SHIFT_BITS]
-    s.round.field  //= s.field
-    s.rounded //= s.round.out
+    s.round = FP16RoundPack( PROD, SHIFT_CAP, T_BIAS, T_BITS )
+    s.round.sig //= s.norm
+    s.round.exp //= s.t
+    s.rounded   //= s.round.out
+    s.overflow  //= s.round.overflow
 
     @update
     def up_out():

@@ -46,7 +46,6 @@ F_BITS = ( EXP_MAX + H_BIAS + F_OFF ).bit_length()
 # Right shifts beyond SIG + 1 leave every bit below the guard bit (sticky)
 # and round to zero, like any longer shift.
 SHIFT_CAP = SIG + 1
-SHIFT_BITS = SHIFT_CAP.bit_length()
 
 
 def rom_values( table ):
@@ -108,7 +107,6 @@ class FP16RecipComb( Component ):
 
     s.t       = Wire( FpT )
     s.f       = Wire( FT )
-    s.rshift  = Wire( FT )
     s.rounded = Wire( PackT )
     s.overflow = Wire()
 
@@ -117,29 +115,19 @@ class FP16RecipComb( Component ):
     @update
     def up_exponent():
       s.f @= zext( s.t[MANT_BITS:PACK], F_BITS ) + ( H_BIAS + F_OFF ) - zext( s.norm.h, F_BITS )
-      # F <= F_OFF: the result is subnormal, shift right by F_OFF + 1 - F
-      if s.f > F_OFF:
-        s.rshift @= 0
-      elif F_OFF + 1 - s.f > SHIFT_CAP:
-        s.rshift @= SHIFT_CAP
-      else:
-        s.rshift @= F_OFF + 1 - s.f
-      s.overflow @= s.f >= F_OFF + EXP_MAX
 
-    s.field = Wire( ExpT )
     s.sig   = Wire( SIG )
 
     @update
-    def up_field():
-      s.field @= trunc( s.f - F_OFF, EXP_BITS )
+    def up_sig():
       s.sig @= concat( Bits1(1), s.t[0:MANT_BITS] )
 
     # a normal result (no shift) is exact: guard and sticky are zero
-    s.round = FP16RoundPack( SIG, SHIFT_CAP )
-    s.round.sig    //= s.sig
-    s.round.rshift //= s.rshift[0:SHIFT_BITS]
-    s.round.field  //= s.field
-    s.rounded //= s.round.out
+    s.round = FP16RoundPack( SIG, SHIFT_CAP, F_OFF, F_BITS )
+    s.round.sig //= s.sig
+    s.round.exp //= s.f
+    s.rounded   //= s.round.out
+    s.overflow  //= s.round.overflow
 
     @update
     def up_out():
