@@ -11,6 +11,7 @@ from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
 
 from . import verilator5
 from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .wide_ports import WidePortsRTL, connect_stream
 
 verilator5.apply()
 
@@ -25,12 +26,12 @@ class StreamHarness( Component ):
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( sources.items() ) ):
       src = DelaySourceRTL( Type, msgs, max_delay, seed + 2 * i )
       setattr( s, f"src_{port}", src )
-      connect( src.send, getattr( s.dut, port ) )
+      connect_stream( src.send, getattr( s.dut, port ) )
       s.srcs[ port ] = src
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( sinks.items() ) ):
       sink = CheckSinkRTL( Type, msgs, max_delay, seed + 2 * i + 1, describe )
       setattr( s, f"sink_{port}", sink )
-      connect( getattr( s.dut, port ), sink.recv )
+      connect_stream( sink.recv, getattr( s.dut, port ) )
       s.sinks[ port ] = sink
 
   def done( s ):
@@ -68,10 +69,13 @@ def run_stream_test( dut, sources, sinks, level, cmdline_opts=None,
   translate, and the level fixture does not run them under --test-verilog.
   """
   opts = _plain_opts( cmdline_opts )
+  translating = level == "rtl" and ( opts["test_verilog"] or opts["test_yosys_verilog"] )
+  if translating:
+    dut = WidePortsRTL( dut )
   th = StreamHarness( dut, sources, sinks, max_delay, seed, describe )
   if level == "rtl":
     th.elaborate()
-    if opts["test_verilog"] or opts["test_yosys_verilog"]:
+    if translating:
       verilator5.name_without_double_underscores( th.dut )
     th = config_model_with_cmdline_opts( th, opts, duts=[ "dut" ] )
   else:

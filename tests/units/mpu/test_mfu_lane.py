@@ -39,10 +39,6 @@ def run_lane( d, level, cmdline_opts, n, seed=0, max_delay=0, latency=None ):
 
 @pytest.mark.parametrize( "d,n", [ ( 4, 2000 ), ( 8, 1000 ), ( 16, 200 ), ( 64, 20 ) ] )
 def test_lane_bit_exact( d, n, level, cmdline_opts ):
-  if d * 2 * 16 > 1023 and ( cmdline_opts.get( "test_verilog" ) or
-                             cmdline_opts.get( "test_yosys_verilog" ) ):
-    pytest.skip( f"the {d}-wide lane's request port is {d * 32} bits; pymtl3's Verilator "
-                 "import converts ports to Bits, which stop at 1023 bits" )
   r = run_lane( d, level, cmdline_opts, n, seed=d )
   assert len( r.arrivals["send"] ) == n
 

@@ -1,0 +1,112 @@
+"""Split ports wider than pymtl3's Verilator import can carry into fields.
+
+pymtl3 turns each top-level port of a Verilator model into a Python Bits,
+and Bits stop at 1,023 bits, so a d = 64 vector of FP16 (1,024 bits) or an
+MFU weight tile cannot cross the boundary as one bitstruct.
+`WidePortsRTL(dut)` wraps the DUT with the same val/rdy interfaces, except
+that each message is a group of ports, one per bitstruct field (a list
+field becomes a list of ports).  The wrapper is what gets translated; the
+harness connects sources and sinks to its fields.  Inside the wrapper the
+wires are the DUT's own, so the translated hardware is unchanged.
+"""
+
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+BITS_LIMIT = 1023
+
+
+def fields_of( Type ):
+  """(name, element type, count or None) for each field of a bitstruct."""
+  out = []
+  for name, ftype in Type.__bitstruct_fields__.items():
+    if isinstance( ftype, list ):
+      out.append( ( name, ftype[0], len( ftype ) ) )
+    else:
+      out.append( ( name, ftype, None ) )
+  return out
+
+
+def is_wide( Type ):
+  return hasattr( Type, "__bitstruct_fields__" ) and Type.nbits > BITS_LIMIT
+
+
+def stream_ports( component ):
+  """The component's val/rdy interfaces, name -> (interface, is_recv)."""
+  ports = {}
+  for name, obj in sorted( vars( component ).items() ):
+    if isinstance( obj, RecvIfcRTL ):
+      ports[ name ] = ( obj, True )
+    elif isinstance( obj, SendIfcRTL ):
+      ports[ name ] = ( obj, False )
+  return ports
+
+
+class FieldRecvIfcRTL( Interface ):
+  def construct( s, Type ):
+    s.Type = Type
+    for name, ftype, n in fields_of( Type ):
+      setattr( s, name, [ InPort( ftype ) for _ in range( n ) ] if n else InPort( ftype ) )
+    s.val = InPort()
+    s.rdy = OutPort()
+
+  def __str__( s ):
+    return f"{'*' if s.val & s.rdy else ' '}"
+
+
+class FieldSendIfcRTL( Interface ):
+  def construct( s, Type ):
+    s.Type = Type
+    for name, ftype, n in fields_of( Type ):
+      setattr( s, name, [ OutPort( ftype ) for _ in range( n ) ] if n else OutPort( ftype ) )
+    s.val = OutPort()
+    s.rdy = InPort()
+
+  def __str__( s ):
+    return f"{'*' if s.val & s.rdy else ' '}"
+
+
+def connect_fields( msg, group ):
+  """Wire a bitstruct-typed port to a field group (either direction)."""
+  for name, _, n in fields_of( group.Type ):
+    a, b = getattr( msg, name ), getattr( group, name )
+    if n:
+      for i in range( n ):
+        connect( a[i], b[i] )
+    else:
+      connect( a, b )
+
+
+class WidePortsRTL( Component ):
+  """The DUT with every wide stream interface split into field ports."""
+
+  def construct( s, dut ):
+    s.dut = dut
+    s.wide = []
+    for name, ( ifc, is_recv ) in stream_ports( dut ).items():
+      Type = ifc.msg._dsl.Type
+      if is_wide( Type ):
+        outer = FieldRecvIfcRTL( Type ) if is_recv else FieldSendIfcRTL( Type )
+        setattr( s, name, outer )
+        connect_fields( ifc.msg, outer )
+        connect( ifc.val, outer.val )
+        connect( ifc.rdy, outer.rdy )
+        s.wide.append( name )
+      else:
+        setattr( s, name, RecvIfcRTL( Type ) if is_recv else SendIfcRTL( Type ) )
+        connect( getattr( s, name ), ifc )
+
+  def line_trace( s ):
+    return s.dut.line_trace()
+
+
+
+def connect_stream( outer_port, inner ):
+  """Connect a harness-side stream interface to a DUT port, field by field
+  when the DUT port is a field group."""
+  if isinstance( inner, ( FieldRecvIfcRTL, FieldSendIfcRTL ) ):
+    connect_fields( outer_port.msg, inner )
+    connect( outer_port.val, inner.val )
+    connect( outer_port.rdy, inner.rdy )
+  else:
+    connect( outer_port, inner )
