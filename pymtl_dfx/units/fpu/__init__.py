@@ -2,7 +2,7 @@
 comparator, and the special functions (exp, reciprocal, reciprocal square
 root, GELU) exactly as `pymtl_dfx.numerics` defines them."""
 
-from .msgs import FP16, FP16AddReq, FP16MulReq
+from .msgs import FP16, FP16AddReq, FP16MulReq, mk_fp16_vec
 from .FP16AdderFL import FP16AdderFL
 from .FP16AdderCL import FP16AdderCL
 from .FP16AdderRTL import FP16AdderRTL
