@@ -74,8 +74,12 @@ class DFXConfig:
   fp_max_latency   comparator: a 15-bit magnitude compare and a mux, one cycle
   fp_recip_latency LZC + normalising shift, table read (2), denormalise/round
   fp_rsqrt_latency LZC + normalising shift, table read (2); scaling is exact
+  fp_invpow2_latency  2^-floor(log2|x|): an exponent clamp and a mux, one cycle
   sfu_rom_latency  a special-function table in block RAM: address and output
                    registers; exp and GELU add their FP16 operators to it
+  scoreboard_entries  in-flight instructions the control unit tracks (issue
+                   stalls when all are taken)
+  inst_buffer_entries control unit's instruction buffer, in instructions
   """
 
   d: int = 64
@@ -96,14 +100,18 @@ class DFXConfig:
   fp_max_latency: int = 1
   fp_recip_latency: int = 4
   fp_rsqrt_latency: int = 3
+  fp_invpow2_latency: int = 1
   sfu_rom_latency: int = 2
+  scoreboard_entries: int = 8
+  inst_buffer_entries: int = 4
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
                  "hbm_channel_bits", "hbm_channel_mb", "router_words",
                  "vreg_entries", "mreg_entries", "psum_entries",
                  "fp_add_latency", "fp_mul_latency", "fp_max_latency",
-                 "fp_recip_latency", "fp_rsqrt_latency", "sfu_rom_latency"]
+                 "fp_recip_latency", "fp_rsqrt_latency", "sfu_rom_latency",
+                 "scoreboard_entries", "inst_buffer_entries"]
     errors = _int_field_errors(self, int_names)
     for name in ("ddr_gbps", "ring_gbps"):
       value = getattr(self, name)
@@ -146,6 +154,32 @@ class DFXConfig:
   def fp_gelu_latency(self) -> int:
     """Table read, then sub -> mul -> add in series."""
     return self.sfu_rom_latency + 2 * self.fp_add_latency + self.fp_mul_latency
+
+  @property
+  def vpu_elementwise_latency(self) -> int:
+    """The VPU's element-wise pipeline: every operator (add/sub, mul, recip,
+    rsqrt, exp, inv_pow2, the bypass) shares one pipe so results leave in
+    order, hence the slowest operator's depth."""
+    return max(self.fp_add_latency, self.fp_mul_latency, self.fp_recip_latency,
+               self.fp_rsqrt_latency, self.fp_exp_latency,
+               self.fp_invpow2_latency)
+
+  @property
+  def vpu_reduce_step_latency(self) -> int:
+    """One reduction step (a tree level or the accumulator): the sum and max
+    reductions share their pipes, so a step takes the slower operator."""
+    return max(self.fp_add_latency, self.fp_max_latency)
+
+  @property
+  def vpu_tree_latency(self) -> int:
+    """The VPU's d-wide reduction tree: tree_depth steps."""
+    return self.tree_depth * self.vpu_reduce_step_latency
+
+  @property
+  def vpu_accum_latency(self) -> int:
+    """The VPU's chunk accumulator: one step, and the next chunk waits for
+    it (the running value is its operand)."""
+    return self.vpu_reduce_step_latency
 
   @property
   def hbm_bytes_per_cycle(self) -> int:
