@@ -110,7 +110,8 @@ class DFXConfig:
                  "hbm_channel_bits", "hbm_channel_mb", "router_words",
                  "vreg_entries", "mreg_entries", "psum_entries",
                  "fp_add_latency", "fp_mul_latency", "fp_max_latency",
-                 "fp_recip_latency", "fp_rsqrt_latency", "sfu_rom_latency",
+                 "fp_recip_latency", "fp_rsqrt_latency", "fp_invpow2_latency",
+                 "sfu_rom_latency",
                  "scoreboard_entries", "inst_buffer_entries"]
     errors = _int_field_errors(self, int_names)
     for name in ("ddr_gbps", "ring_gbps"):

@@ -1,7 +1,7 @@
 """Stimulus and a runner for every FP16 operator, shared by tests and benchmarks.
 
 Binary operators (add/sub, mul, max) take a pair, unary ones (exp, recip,
-rsqrt, gelu) one value; every output is checked against `pymtl_dfx.numerics`
+rsqrt, gelu, invpow2) one value; every output is checked against `pymtl_dfx.numerics`
 bit for bit.
 """
 
@@ -47,6 +47,8 @@ OPS = {
                 numerics.rsqrt ),
   "gelu":  _op( F.FP16GeluFL, F.FP16GeluCL, F.FP16GeluRTL, None, _CFG.fp_gelu_latency,
                 numerics.gelu ),
+  "invpow2": _op( F.FP16InvPow2FL, F.FP16InvPow2CL, F.FP16InvPow2RTL, None,
+                  _CFG.fp_invpow2_latency, numerics.inv_pow2 ),
 }
 BINARY = [ op for op, spec in OPS.items() if spec["Req"] is not None ]
 UNARY = [ op for op, spec in OPS.items() if spec["Req"] is None ]

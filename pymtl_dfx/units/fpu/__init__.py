@@ -1,6 +1,6 @@
 """FP16 operators at FL, CL and RTL: DFX's DSP-based adder and multiplier, the
 comparator, and the special functions (exp, reciprocal, reciprocal square
-root, GELU) exactly as `pymtl_dfx.numerics` defines them."""
+root, GELU, 2^-floor(log2|x|)) exactly as `pymtl_dfx.numerics` defines them."""
 
 from .msgs import FP16, FP16AddReq, FP16MulReq, mk_fp16_vec
 from .FP16AdderFL import FP16AdderFL
@@ -24,3 +24,6 @@ from .FP16RsqrtRTL import FP16RsqrtRTL
 from .FP16GeluFL import FP16GeluFL
 from .FP16GeluCL import FP16GeluCL
 from .FP16GeluRTL import FP16GeluRTL
+from .FP16InvPow2FL import FP16InvPow2FL
+from .FP16InvPow2CL import FP16InvPow2CL
+from .FP16InvPow2RTL import FP16InvPow2RTL

@@ -1,7 +1,7 @@
 """Every FP16 operator: one test body at FL, CL, RTL and Verilator.
 
 Outputs are compared with `pymtl_dfx.numerics` bit for bit: unary operators
-(exp, recip, rsqrt, GELU) on all 65,536 input patterns; binary ones (add/sub,
+(exp, recip, rsqrt, GELU, inv_pow2) on all 65,536 input patterns; binary ones (add/sub,
 mul, max) on every pair of edge values and on 100,000 random pairs drawn over
 all bit patterns and over close exponents (cancellation, carries, ties).
 """
