@@ -15,7 +15,9 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 class StallPipeRTL( Component ):
 
-  def construct( s, Type, latency ):
+  def construct( s, Type, latency, expose_stages=False ):
+    """`expose_stages`: also output every stage's valid bit and message, for a
+    parent that checks hazards against what is in flight."""
     if latency < 1:
       raise ValueError( f"StallPipeRTL: latency={latency} must be >= 1" )
 
@@ -44,6 +46,13 @@ class StallPipeRTL( Component ):
 
     s.send.val //= s.valid[latency-1].out
     s.send.msg //= s.data[latency-1].out
+
+    if expose_stages:
+      s.stage_val = [ OutPort() for _ in range( latency ) ]
+      s.stage_msg = [ OutPort( Type ) for _ in range( latency ) ]
+      for i in range( latency ):
+        s.stage_val[i] //= s.valid[i].out
+        s.stage_msg[i] //= s.data[i].out
 
   def line_trace( s ):
     return "".join( "*" if v.out else "." for v in s.valid )
