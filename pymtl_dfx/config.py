@@ -183,6 +183,18 @@ class DFXConfig:
     return self.vpu_reduce_step_latency
 
   @property
+  def mpu_post_latency(self) -> int:
+    """MPU post-ops: bias adder, scale multiplier and GELU in series, always
+    passed (one latency for every matrix op)."""
+    return self.fp_add_latency + self.fp_mul_latency + self.fp_gelu_latency
+
+  @property
+  def mpu_tile_latency(self) -> int:
+    """A single-chunk column tile from its weights' arrival to its output:
+    MFU lanes, one accumulation, post-ops."""
+    return self.mfu_lane_latency + self.fp_add_latency + self.mpu_post_latency
+
+  @property
   def hbm_bytes_per_cycle(self) -> int:
     return self.hbm_channels * self.hbm_channel_bits // 8
 
