@@ -30,6 +30,9 @@ class ControlUnitFL( Component ):
     # indexed like UNITS
     s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
     s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
+    # words appended to the program (CL/RTL load through this port; FL is
+    # unbounded, so it is always ready)
+    s.inst = RecvIfcRTL( InstMsg )
 
     s.program = []
     s.pc = 0
@@ -44,6 +47,7 @@ class ControlUnitFL( Component ):
         if ( s.offer is not None ) and ( s.offer[0] == i ):
           s.issue[i].msg @= s.offer[1]
         s.done[i].rdy @= s.waiting == i
+      s.inst.rdy @= 1
 
     @update_ff
     def up_ctrl_state():
@@ -51,6 +55,8 @@ class ControlUnitFL( Component ):
         s.offer = None
         s.waiting = None
         return
+      if s.inst.val & s.inst.rdy:
+        s.program.append( int( s.inst.msg ) )
       if s.offer is not None and ( s.issue[ s.offer[0] ].val & s.issue[ s.offer[0] ].rdy ):
         s.waiting = s.offer[0]
         s.issued[ s.waiting ] += 1

@@ -1,0 +1,162 @@
+"""Control unit at CL: in-order issue to four units with a scoreboard.
+
+The same rules as ControlUnitRTL, on Python objects, so the issue and done
+cycles are the RTL's exactly (tests assert it):
+
+  fetch      words enter through `inst` into an instruction buffer of
+             cfg.inst_buffer_entries (rdy while not full); a word accepted
+             in cycle t can issue from cycle t+1.  `load(words)` (as at FL)
+             puts a whole program in the buffer before simulation.
+  issue      the oldest buffered instruction is offered (val) to its unit
+             when it has no hazard with a scoreboard entry, a scoreboard
+             entry is free and its wait_* flags are met; it leaves when the
+             unit is ready.  Younger instructions wait behind it.
+  scoreboard cfg.scoreboard_entries entries, one per in-flight instruction
+             (its footprint, unit, and per-unit sequence number).  Hazards
+             (footprint.hazards): RAW, WAR, WAW.  An issue takes the lowest
+             free entry.
+  done       done[u].rdy while unit u has an instruction in flight; the token
+             frees the entry of u's oldest in-flight instruction (units
+             answer in order).  Checks in a cycle see the entries as they
+             were at the start of the cycle: an instruction waiting for X
+             issues at the earliest the cycle after X's token.
+  chaining   an instruction with the chain bit is a chain producer; if the
+             next instruction issued goes to the same unit, its src1 RAW and
+             its WAW against the producer are not hazards (the unit streams
+             the result into it and writes back in order).
+
+`scoreboard=False` disables the hazard checks (entries are still kept for
+the done tokens, wait flags and the full stall): for tests that must see
+the hazard tests fail.
+"""
+
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from ...config import DFXConfig
+from ...isa import Kind
+from .ControlUnitFL import UNITS, unit_of
+from .decode_cache import decoded
+from .footprint import footprint_of, hazards
+from .msgs import DoneMsg, InstMsg
+
+DMA, MPU, VPU, ROUTER = range( 4 )
+COMPUTE_UNITS = ( MPU, VPU )
+
+
+class Candidate:
+  """What the scheduler needs to know about one instruction word."""
+
+  def __init__( s, word, cfg ):
+    inst, op, kind = decoded( int( word ) )
+    s.word = int( word )
+    s.unit = unit_of( op, kind )
+    s.fp = footprint_of( inst, op, kind, cfg.d, cfg.cores )
+    s.chain = int( inst.hdr.chain )
+    s.waits = [ u for u, flag in ( ( ( DMA, ), inst.hdr.wait_dma ),
+                                   ( COMPUTE_UNITS, inst.hdr.wait_compute ),
+                                   ( ( ROUTER, ), inst.hdr.wait_router ) )
+                if int( flag ) for u in u ]
+
+
+def stall_reasons( cand, entries, chain_idx, check_hazards=True ):
+  """Why `cand` cannot issue now: a list of strings (empty: it can).
+
+  entries: scoreboard slots (None or an object with unit, fp, and label).
+  chain_idx: index of the chain producer issued right before, or None.
+  """
+  why = []
+  for i, e in enumerate( entries ):
+    if e is None:
+      continue
+    if check_hazards:
+      chained = chain_idx == i and e.unit == cand.unit
+      for h in hazards( cand.fp, e.fp, chained ):
+        why.append( f"{h} with {e.label}" )
+    if e.unit in cand.waits:
+      why.append( f"wait_{'compute' if e.unit in COMPUTE_UNITS else UNITS[e.unit]} "
+                  f"for {e.label}" )
+  if all( e is not None for e in entries ):
+    why.append( "scoreboard full" )
+  return why
+
+
+class _Entry:
+  def __init__( s, cand, seq, label ):
+    s.unit, s.fp, s.seq, s.label = cand.unit, cand.fp, seq, label
+
+
+class ControlUnitCL( Component ):
+
+  def construct( s, cfg=DFXConfig(), scoreboard=True ):
+    s.cfg = cfg
+    s.check_hazards = scoreboard
+    s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
+    s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
+    s.inst = RecvIfcRTL( InstMsg )
+
+    s.preloaded = []
+    s._clear()
+
+    @update_once
+    def up_ctrl_cl_comb():
+      s.inst.rdy @= len( s.buf ) < cfg.inst_buffer_entries
+      s.cand = Candidate( s.buf[0], cfg ) if s.buf else None
+      ok = s.cand is not None and not stall_reasons(
+        s.cand, s.entries, s.chain_idx, s.check_hazards )
+      for u in range( len( UNITS ) ):
+        s.issue[u].val @= ok and s.cand.unit == u
+        s.issue[u].msg @= InstMsg( s.cand.word if s.cand is not None else 0 )
+        s.done[u].rdy @= s.inflight[u] > 0
+
+    @update_ff
+    def up_ctrl_cl_seq():
+      if s.reset:
+        s._clear()
+        s.buf = list( s.preloaded )
+        return
+      c = s.cand
+      issued = c is not None and bool( s.issue[ c.unit ].val & s.issue[ c.unit ].rdy )
+      if issued:
+        idx = s.entries.index( None )
+      for u in range( len( UNITS ) ):
+        if s.done[u].val & s.done[u].rdy:
+          i = next( i for i, e in enumerate( s.entries )
+                    if e is not None and e.unit == u and e.seq == s.done_seq[u] )
+          s.entries[i] = None
+          s.done_seq[u] += 1
+          s.inflight[u] -= 1
+      if issued:
+        s.entries[ idx ] = _Entry( c, s.issue_seq[ c.unit ], f"pc {s.pc}" )
+        s.issue_seq[ c.unit ] += 1
+        s.inflight[ c.unit ] += 1
+        s.chain_idx = idx if c.chain else None
+        s.buf.pop( 0 )
+        s.pc += 1
+      if s.inst.val & s.inst.rdy:
+        s.buf.append( int( s.inst.msg ) )
+
+  def _clear( s ):
+    s.buf = []
+    s.cand = None
+    s.entries = [ None ] * s.cfg.scoreboard_entries
+    s.issue_seq = [ 0 ] * len( UNITS )
+    s.done_seq = [ 0 ] * len( UNITS )
+    s.inflight = [ 0 ] * len( UNITS )
+    s.chain_idx = None
+    s.pc = 0
+
+  def load( s, words ):
+    """Put a program in the instruction buffer (before simulation, or when
+    idle); words may also stream in through `inst`."""
+    if not s.idle():
+      raise RuntimeError( "control unit: load while a program is running" )
+    s.preloaded = [ int( w ) for w in words ]
+    s.buf = list( s.preloaded )
+
+  def idle( s ):
+    return not s.buf and not any( s.inflight )
+
+  def line_trace( s ):
+    sb = "".join( "." if e is None else UNITS[ e.unit ][0] for e in s.entries )
+    return f"pc={s.pc:5d} [{sb}]"
