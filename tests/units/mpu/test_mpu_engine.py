@@ -90,3 +90,17 @@ def test_every_kind_and_shape( name, level, cmdline_opts ):
   shapes = [ ( d, l ), ( 5, 3 ), ( 2 * d + 1, 5 * l + 1 ) ] if d < 64 else [ ( d, l ), ( 2 * d + 3, 3 * l - 1 ) ]
   insts = [ random_matrix_inst( rng, cfg, op, post, r, c ) for op, post in KINDS for r, c in shapes ]
   run_program( level, cmdline_opts, cfg, insts, max_delay=2, seed=d )
+
+
+@pytest.mark.parametrize( "name", [ "d4l2", "d8l4" ] )
+def test_cl_cycles_equal_rtl( name, level, cmdline_opts ):
+  """Random delays on every port: each output leaves the CL model in the
+  cycle it leaves the RTL (and Verilator)."""
+  if level == "fl":
+    pytest.skip( "FL is untimed" )
+  cfg = CONFIGS[ name ]
+  rng = np.random.default_rng( 7 )
+  insts = [ random_matrix_inst( rng, cfg, op, post ) for op, post in KINDS for _ in range( 2 ) ]
+  got = run_program( level, cmdline_opts, cfg, insts, max_delay=3, seed=11 ).arrivals
+  if level == "rtl":
+    assert got == run_program( "cl", {}, cfg, insts, max_delay=3, seed=11 ).arrivals

@@ -1,0 +1,161 @@
+"""The MPU engine at CL: the RTL's three stall pipelines and its hazard rule
+on Python values, so every message leaves in the RTL's cycle.
+
+Values come from `golden` (numerics), one stage's piece at a time; the
+control follows `MPUSeqRTL`/`MPUEngineRTL` decision by decision.
+"""
+
+import numpy as np
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from ...compiler.tiling import ceil_div
+from ...isa import ComputeOp as C, PostOp
+from ...lib.pipeline import StallPipeCL
+from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
+from .msgs import MPUCmd, mk_mpu_types
+from .streams import order_of
+
+F16 = np.float16
+
+
+class _Tile:
+  """What travels down the pipelines with a tile's values."""
+  __slots__ = ( "entry", "first", "last", "tile", "s" )
+
+  def __init__( s, entry, first, last, tile, values ):
+    s.entry, s.first, s.last, s.tile, s.s = entry, first, last, tile, values
+
+
+class MPUEngineCL( Component ):
+
+  def construct( s, cfg ):
+    T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+    d, l = cfg.d, cfg.l
+    s.cmd  = RecvIfcRTL( MPUCmd )
+    s.x    = RecvIfcRTL( T["X"] )
+    s.w    = RecvIfcRTL( T["W"] )
+    s.bias = RecvIfcRTL( T["Bias"] )
+    s.out  = SendIfcRTL( T["Out"] )
+
+    def reset_state():
+      s.cur = None
+      s.active = s.issuing = s.max_pending = False
+      s.order, s.n_c, s.band = (), 0, 1
+      s.taken = s.outs = 0
+      s.maxv = None
+      s.psum = {}
+      s.mfu = StallPipeCL( cfg.mfu_lane_latency )
+      s.acc = StallPipeCL( cfg.fp_add_latency )
+      s.post = StallPipeCL( cfg.mpu_post_latency )
+      s.go = {}
+
+    reset_state()
+
+    def decide( cmd_val, x_val, w_val, bias_val, out_rdy ):
+      """This cycle's handshakes, in the RTL's order (output back to input)."""
+      g = {}
+      g["cmd"] = cmd_val and not s.active
+      g["out_val"] = s.max_pending or s.post.head() is not None
+      g["post_rdy"] = out_rdy and not s.max_pending
+      g["out_fire"] = s.post.head() is not None and g["post_rdy"]
+      g["max_fire"] = s.max_pending and out_rdy
+      post_adv = s.post.can_accept( g["post_rdy"] )
+      conv = s.cur is not None and int( s.cur.op ) == C.CONV1D
+      head = s.acc.head()
+      last = head is not None and head.last
+      g["post_in"] = last and ( not conv or bias_val )
+      g["bias_rdy"] = last and conv and post_adv
+      g["acc_rdy"] = not last or ( post_adv and ( not conv or bias_val ) )
+      g["psum_write"] = head is not None and not head.last
+      acc_adv = s.acc.can_accept( g["acc_rdy"] )
+      mhead = s.mfu.head()
+      hazard = mhead is not None and any( t is not None and t.entry == mhead.entry
+                                          for t in s.acc.stages )
+      g["acc_in"] = mhead is not None and not hazard
+      g["mfu_rdy"] = acc_adv and not hazard
+      mfu_adv = s.mfu.can_accept( g["mfu_rdy"] )
+      issue = s.active and s.issuing
+      g["x_rdy"] = issue and w_val and mfu_adv
+      g["w_rdy"] = issue and x_val and mfu_adv
+      g["issue"] = issue and x_val and w_val and mfu_adv
+      s.go = g
+      return g
+
+    def out_msg():
+      if s.max_pending:
+        return T["Out"]( 0, 1, to_fields( np.r_[ s.maxv, np.zeros( l - 1, F16 ) ] ) )
+      t = s.post.head()
+      return T["Out"]( t.tile, 0, to_fields( t.s ) )
+
+    def tick( cmd_msg, x_msg, w_msg, bias_msg ):
+      g = s.go
+      if g["cmd"]:
+        s.cur = cmd_msg.clone()
+        s.active = s.issuing = True
+        s.max_pending = False
+        s.order = order_of( s.cur, cfg )
+        s.n_r = ceil_div( int( s.cur.rows ), d )
+        s.n_c = ceil_div( int( s.cur.cols ), l )
+        s.band = min( s.n_c, cfg.psum_entries )
+        s.taken = s.outs = 0
+        s.maxv = None
+        return
+      # values entering each pipeline this cycle
+      post_new = acc_new = mfu_new = None
+      if g["post_in"]:
+        head = s.acc.head()
+        bias = to_array( bias_msg.v ) if int( s.cur.op ) == C.CONV1D else None
+        post_new = _Tile( 0, 0, 0, head.tile, finish( s.cur, head.tile, head.s, bias, l ) )
+      if g["acc_in"]:
+        m = s.mfu.head()
+        acc_new = _Tile( m.entry, m.first, m.last, m.tile,
+                         accumulate( None if m.first else s.psum[ m.entry ], m.s ) )
+      if g["issue"]:
+        r, c = s.order[ s.taken ]
+        mfu_new = _Tile( c % s.band, r == 0, r == s.n_r - 1, c,
+                         tile_sums( to_array( x_msg.v ), to_array( w_msg.v ),
+                                    int( s.cur.rows ) - r * d ) )
+        s.taken += 1
+        s.issuing = s.taken < len( s.order )
+      if g["psum_write"]:
+        head = s.acc.head()
+        s.psum[ head.entry ] = head.s
+      if g["out_fire"]:
+        t = s.post.head()
+        if int( s.cur.post ) == PostOp.REDMAX:
+          s.maxv = tile_max( s.maxv, t.s, t.tile, int( s.cur.cols ) )
+        s.outs += 1
+        if s.outs == s.n_c:
+          if int( s.cur.post ) == PostOp.REDMAX:
+            s.max_pending = True
+          else:
+            s.active = False
+      if g["max_fire"]:
+        s.max_pending = False
+        s.active = False
+      s.post.tick( g["post_rdy"], post_new )
+      s.acc.tick( g["acc_rdy"], acc_new )
+      s.mfu.tick( g["mfu_rdy"], mfu_new )
+
+    @update_once
+    def up_mpu_cl_ports():
+      g = decide( s.cmd.val, s.x.val, s.w.val, s.bias.val, s.out.rdy )
+      s.cmd.rdy @= not s.active
+      s.x.rdy @= g["x_rdy"]
+      s.w.rdy @= g["w_rdy"]
+      s.bias.rdy @= g["bias_rdy"]
+      s.out.val @= g["out_val"]
+      if g["out_val"]:
+        s.out.msg @= out_msg()
+
+    @update_ff
+    def up_mpu_cl_state():
+      if s.reset:
+        reset_state()
+      else:
+        tick( s.cmd.msg, s.x.msg, s.w.msg, s.bias.msg )
+
+  def line_trace( s ):
+    return ( f"{s.x}{s.w}({s.taken}/{len( s.order )} {s.mfu.line_trace()}|"
+             f"{s.acc.line_trace()}|{s.post.line_trace()}){s.out}" )
