@@ -69,6 +69,7 @@ class ScoreboardRTL( Component ):
     s.issue_seq = [ Wire( Sq ) for _ in range( NU ) ]
     s.done_seq = [ Wire( Sq ) for _ in range( NU ) ]
 
+    s.found = Wire()
     s.conflict = Wire( N )
     s.freeing = Wire( N )
     s.valid_next = Wire( N )
@@ -79,9 +80,11 @@ class ScoreboardRTL( Component ):
     @update
     def up_sb_alloc_idx():
       s.alloc_idx @= 0
-      for i in range( N - 1, -1, -1 ):
-        if ~s.valid[i]:
+      s.found @= 0
+      for i in range( N ):
+        if ~s.valid[i] & ~s.found:
           s.alloc_idx @= i
+          s.found @= 1
 
     @update
     def up_sb_inflight():
@@ -208,15 +211,15 @@ class ControlUnitRTL( Component ):
     s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
     s.inst = RecvIfcRTL( InstMsg )
 
-    s.buf = NormalQueueRTL( InstMsg, cfg.inst_buffer_entries )
+    s.ibuf = NormalQueueRTL( InstMsg, cfg.inst_buffer_entries )
     s.fp = FootprintRTL( cfg )
     s.sb = ScoreboardRTL( cfg, scoreboard )
     s.ctrl = SchedulerCtrlRTL( cfg )
 
-    s.inst //= s.buf.recv
-    s.fp.word //= s.buf.send.msg
-    s.ctrl.head_val //= s.buf.send.val
-    s.buf.send.rdy //= s.ctrl.issued
+    s.inst //= s.ibuf.recv
+    s.fp.word //= s.ibuf.send.msg
+    s.ctrl.head_val //= s.ibuf.send.val
+    s.ibuf.send.rdy //= s.ctrl.issued
 
     s.sb.c_unit //= s.fp.unit
     s.sb.c_waits //= s.fp.waits
@@ -238,7 +241,7 @@ class ControlUnitRTL( Component ):
     s.ctrl.inflight //= s.sb.inflight
 
     for u in range( NU ):
-      s.issue[u].msg //= s.buf.send.msg
+      s.issue[u].msg //= s.ibuf.send.msg
       s.issue[u].val //= s.ctrl.issue_val[u]
       s.ctrl.issue_rdy[u] //= s.issue[u].rdy
       s.ctrl.done_val[u] //= s.done[u].val

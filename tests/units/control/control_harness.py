@@ -71,6 +71,7 @@ class World:
     s.done_cycle = [ None ] * len( words )
     s.next_pc = 0
     s.chain_result = {}       # producer pc -> its result entries
+    s.hang = ()               # units that never answer (deadlock test)
 
 
 class ExecUnitFL( Component ):
@@ -112,7 +113,8 @@ class ExecUnitFL( Component ):
     @update_once
     def up_exec_comb():
       head = s.q[0] if s.q else None
-      s.send.val @= head is not None and head["read"] and head["done_at"] <= s.now
+      s.send.val @= head is not None and head["read"] and head["done_at"] <= s.now \
+                    and uid not in world.hang
       s.send.msg @= 1
       s.recv.rdy @= s.ready
 
@@ -217,9 +219,10 @@ def diagnose( world, cfg ):
 
 def run_control( words, level, cmdline_opts=None, seed=0, scoreboard=True,
                  cfg=CFG, rf_entries=RF_ENTRIES, max_cycles=None, src_delay=0,
-                 latency=None, line_trace=False ):
+                 latency=None, hang=(), line_trace=False ):
   """Run a program through the control unit at `level`; returns the World."""
   world = World( words, cfg, rf_entries )
+  world.hang = tuple( hang )
   dut = ControlPorts( CONTROL[ level ], cfg, scoreboard )
   th = ControlBench( dut, world, seed, src_delay, latency )
   opts = dict( cmdline_opts or {} )
