@@ -1,0 +1,123 @@
+"""The VPU engine's control: the command register, the chunk counter, lane
+masks and every handshake.
+
+A command is taken when the engine is idle or in the cycle its predecessor's
+last chunk issues, so chunks of consecutive instructions issue back to back.
+A chunk issues when its a (and b) message is there and its pipe can take it.
+Element-wise chunks and reduction chunks go down different pipes; to keep
+results in instruction order a chunk waits until the other kind has drained
+(counted by `ew_inflight` and `red_inflight`).
+"""
+
+from pymtl3 import *
+from pymtl3.stdlib.basic_rtl import RegEn, RegRst
+
+from ...config import DFXConfig
+from ...isa import ComputeOp as C
+from .msgs import LenT, OpT
+
+ADD, SUB, MUL = int( C.ADD ), int( C.SUB ), int( C.MUL )
+ACCUM, REDMAX, REDMAXABS = int( C.ACCUM ), int( C.REDMAX ), int( C.REDMAXABS )
+
+
+class VPUCtrlRTL( Component ):
+
+  def construct( s, d, cfg=None ):
+    cfg = cfg or DFXConfig( d=d )
+    # at most a pipe's depth of chunks (element-wise) or of instructions
+    # (reductions: the tree's plus the one in the accumulator) are in flight
+    EwCntT  = mk_bits( ( cfg.vpu_elementwise_latency + 1 ).bit_length() )
+    RedCntT = mk_bits( ( cfg.vpu_tree_latency + 2 ).bit_length() )
+    MaskT   = mk_bits( d )
+
+    # the command
+    s.cmd_val   = InPort()
+    s.cmd_rdy   = OutPort()
+    s.cmd_op    = InPort( OpT )
+    s.cmd_len   = InPort( LenT )
+    s.cmd_bcast = InPort()
+    # operand streams
+    s.a_val = InPort()
+    s.a_rdy = OutPort()
+    s.b_val = InPort()
+    s.b_rdy = OutPort()
+    # to the datapath
+    s.op         = OutPort( OpT )
+    s.lane_mask  = OutPort( MaskT )   # lanes of this chunk within len
+    s.bcast      = OutPort()
+    s.first      = OutPort()          # this chunk is the instruction's first
+    s.last       = OutPort()
+    s.is_max     = OutPort()
+    s.ew_val     = OutPort()          # the chunk enters the element-wise pipe
+    s.ew_rdy     = InPort()
+    s.tree_val   = OutPort()          # the chunk enters the reduction tree
+    s.tree_rdy   = InPort()
+    s.ew_done    = InPort()           # an element-wise result leaves
+    s.red_done   = InPort()           # a reduction result leaves
+
+    s.busy_r  = RegRst( Bits1 )
+    s.op_r    = RegEn( OpT )
+    s.bcast_r = RegEn( Bits1 )
+    s.left_r  = RegEn( LenT )         # elements of this and the later chunks
+    s.first_r = RegEn( Bits1 )
+    s.ew_inflight  = RegRst( EwCntT )
+    s.red_inflight = RegRst( RedCntT )
+
+    s.is_red = Wire()
+    s.need_b = Wire()
+    s.room   = Wire()                 # the chunk's pipe can take it now
+    s.issue  = Wire()
+    s.take   = Wire()
+
+    s.op    //= s.op_r.out
+    s.bcast //= s.bcast_r.out
+    s.first //= s.first_r.out
+
+    @update
+    def up_ctrl_decode():
+      s.is_red @= ( s.op_r.out == ACCUM ) | ( s.op_r.out == REDMAX ) | ( s.op_r.out == REDMAXABS )
+      s.is_max @= ( s.op_r.out == REDMAX ) | ( s.op_r.out == REDMAXABS )
+      s.need_b @= ( ( s.op_r.out == ADD ) | ( s.op_r.out == SUB ) | ( s.op_r.out == MUL ) ) & \
+                  ( ~s.bcast_r.out | s.first_r.out )
+      s.last @= s.left_r.out <= d
+      for i in range( d ):
+        s.lane_mask[i] @= s.left_r.out > i
+
+    @update
+    def up_ctrl_issue():
+      if s.is_red:
+        s.room @= s.tree_rdy & ( s.ew_inflight.out == 0 )
+      else:
+        s.room @= s.ew_rdy & ( s.red_inflight.out == 0 )
+      s.issue @= s.busy_r.out & s.a_val & ( ~s.need_b | s.b_val ) & s.room
+      s.a_rdy @= s.issue
+      s.b_rdy @= s.issue & s.need_b
+      s.ew_val @= s.issue & ~s.is_red
+      s.tree_val @= s.issue & s.is_red
+      s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
+      s.take @= s.cmd_val & s.cmd_rdy
+
+    @update
+    def up_ctrl_next():
+      s.busy_r.in_ @= s.take | ( s.busy_r.out & ~( s.issue & s.last ) )
+      s.op_r.en    @= s.take
+      s.op_r.in_   @= s.cmd_op
+      s.bcast_r.en  @= s.take
+      s.bcast_r.in_ @= s.cmd_bcast
+      s.left_r.en  @= s.take | s.issue
+      s.first_r.en @= s.take | s.issue
+      s.first_r.in_ @= s.take
+      if s.take:
+        s.left_r.in_ @= s.cmd_len
+      else:
+        s.left_r.in_ @= s.left_r.out - d
+
+    @update
+    def up_ctrl_count():
+      s.ew_inflight.in_ @= s.ew_inflight.out + zext( s.ew_val, EwCntT ) - zext( s.ew_done, EwCntT )
+      s.red_inflight.in_ @= s.red_inflight.out + zext( s.tree_val & s.first_r.out, RedCntT ) \
+                            - zext( s.red_done, RedCntT )
+
+  def line_trace( s ):
+    state = "busy" if s.busy_r.out else "idle"
+    return f"{state}:{int(s.left_r.out):>3}"

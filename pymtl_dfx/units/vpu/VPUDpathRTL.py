@@ -1,0 +1,160 @@
+"""The VPU engine's datapath: d element-wise lanes behind one pipe, and the
+reduction path (d-wide sum and max trees behind one pipe, then the
+accumulator); their results merge onto `out`.
+
+Reduction padding: lanes past len enter the trees as +0 (sum) or -inf (max),
+the identities, so a short last chunk reduces like `numerics` pads it;
+REDMAXABS clears the sign bits first.  Element-wise results past len are +0.
+"""
+
+from pymtl3 import *
+from pymtl3.stdlib.basic_rtl import RegEn
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from ...config import DFXConfig
+from ...isa import ComputeOp as C
+from ...lib.pipeline import StallPipeRTL
+from ...numerics.fp16 import NEG_INF
+from ..fpu.FP16AddComb import FP16AddComb
+from ..fpu.FP16MaxComb import FP16MaxComb
+from ..fpu.FP16TreeComb import FP16TreeComb
+from .msgs import FP16, OpT, VPUTreeMsg, mk_fp16_vec
+from .VPUAccumRTL import VPUAccumRTL
+from .VPULaneComb import VPULaneComb
+
+REDMAXABS = int( C.REDMAXABS )
+MAG = ( 1 << ( FP16.nbits - 1 ) ) - 1     # every bit but the sign
+
+
+class VPUDpathRTL( Component ):
+
+  def construct( s, d, cfg=None ):
+    cfg = cfg or DFXConfig( d=d )
+    Vec = mk_fp16_vec( d )
+
+    s.a_msg = InPort( Vec )
+    s.b_msg = InPort( Vec )
+    s.out   = SendIfcRTL( Vec )
+    # from the control
+    s.op        = InPort( OpT )
+    s.lane_mask = InPort( mk_bits( d ) )
+    s.bcast     = InPort()
+    s.first     = InPort()
+    s.last      = InPort()
+    s.is_max    = InPort()
+    s.ew_val    = InPort()
+    s.ew_rdy    = OutPort()
+    s.tree_val  = InPort()
+    s.tree_rdy  = OutPort()
+    s.ew_done   = OutPort()
+    s.red_done  = OutPort()
+
+    s.a = [ Wire( FP16 ) for _ in range( d ) ]
+    s.b = [ Wire( FP16 ) for _ in range( d ) ]
+    for i in range( d ):
+      s.a[i] //= s.a_msg.v[i]
+      s.b[i] //= s.b_msg.v[i]
+
+    # a broadcast scalar arrives once, with the first chunk
+    s.scalar = RegEn( FP16 )
+    s.scalar.in_ //= s.b[0]
+    s.scalar.en //= lambda: s.bcast & s.first & s.ew_val
+
+    # element-wise lanes
+    s.lane = [ VPULaneComb() for _ in range( d ) ]
+    s.lane_b = [ Wire( FP16 ) for _ in range( d ) ]
+    s.ew_pipe = StallPipeRTL( Vec, cfg.vpu_elementwise_latency )
+    for i in range( d ):
+      s.lane[i].op //= s.op
+      s.lane[i].a //= s.a[i]
+      s.lane[i].b //= s.lane_b[i]
+
+    @update
+    def up_lane_operands():
+      for i in range( d ):
+        if ~s.bcast:
+          s.lane_b[i] @= s.b[i]
+        elif s.first:
+          s.lane_b[i] @= s.b[0]
+        else:
+          s.lane_b[i] @= s.scalar.out
+
+    s.ew_res = [ Wire( FP16 ) for _ in range( d ) ]
+    for i in range( d ):
+      s.ew_pipe.recv.msg.v[i] //= s.ew_res[i]
+
+    @update
+    def up_lane_mask():
+      for i in range( d ):
+        if s.lane_mask[i]:
+          s.ew_res[i] @= s.lane[i].out
+        else:
+          s.ew_res[i] @= 0
+
+    s.ew_pipe.recv.val //= s.ew_val
+    s.ew_rdy //= s.ew_pipe.recv.rdy
+
+    # reduction path
+    s.sum_in = [ Wire( FP16 ) for _ in range( d ) ]
+    s.max_in = [ Wire( FP16 ) for _ in range( d ) ]
+    s.sum_tree = FP16TreeComb( FP16AddComb, d )
+    s.max_tree = FP16TreeComb( FP16MaxComb, d )
+    for i in range( d ):
+      s.sum_tree.ins[i] //= s.sum_in[i]
+      s.max_tree.ins[i] //= s.max_in[i]
+
+    @update
+    def up_tree_inputs():
+      for i in range( d ):
+        if ~s.lane_mask[i]:
+          s.sum_in[i] @= 0
+          s.max_in[i] @= NEG_INF
+        elif s.op == REDMAXABS:
+          s.sum_in[i] @= s.a[i]
+          s.max_in[i] @= s.a[i] & MAG
+        else:
+          s.sum_in[i] @= s.a[i]
+          s.max_in[i] @= s.a[i]
+
+    s.tree_pipe = StallPipeRTL( VPUTreeMsg, cfg.vpu_tree_latency )
+    s.tree_pipe.recv.val //= s.tree_val
+    s.tree_rdy //= s.tree_pipe.recv.rdy
+    s.tree_pipe.recv.msg.is_max //= s.is_max
+    s.tree_pipe.recv.msg.first //= s.first
+    s.tree_pipe.recv.msg.last //= s.last
+
+    @update
+    def up_tree_select():
+      if s.is_max:
+        s.tree_pipe.recv.msg.v @= s.max_tree.out
+      else:
+        s.tree_pipe.recv.msg.v @= s.sum_tree.out
+
+    s.accum = VPUAccumRTL( cfg.vpu_accum_latency )
+    s.accum.recv //= s.tree_pipe.send
+
+    # results leave in instruction order: the control never lets both paths
+    # hold results at once
+    s.out_v = [ Wire( FP16 ) for _ in range( d ) ]
+    s.ew_head = [ Wire( FP16 ) for _ in range( d ) ]
+    for i in range( d ):
+      s.out.msg.v[i] //= s.out_v[i]
+      s.ew_head[i] //= s.ew_pipe.send.msg.v[i]
+
+    @update
+    def up_out():
+      s.out.val @= s.ew_pipe.send.val | s.accum.send.val
+      s.ew_pipe.send.rdy @= s.out.rdy
+      s.accum.send.rdy @= s.out.rdy
+      s.ew_done @= s.ew_pipe.send.val & s.out.rdy
+      s.red_done @= s.accum.send.val & s.out.rdy
+      for i in range( d ):
+        if s.ew_pipe.send.val:
+          s.out_v[i] @= s.ew_head[i]
+        elif i == 0:
+          s.out_v[i] @= s.accum.send.msg
+        else:
+          s.out_v[i] @= 0
+
+  def line_trace( s ):
+    return f"ew({s.ew_pipe.line_trace()}) tree({s.tree_pipe.line_trace()}) {s.accum.line_trace()}"
