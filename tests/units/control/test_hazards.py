@@ -167,3 +167,25 @@ def test_deadlock_is_diagnosed():
   words = [ encode( i ) for i in assemble( "ddr_read v0, 0, vecs=1\nexp v4, v0, len=4" ) ]
   with pytest.raises( Deadlock, match=r"pc 1 \(exp v4, v0, len=4.*RAW with pc 0 \(ddr_read" ):
     run_control( words, "cl", max_cycles=100, hang=[ 0 ] )
+
+
+@pytest.mark.parametrize( "entries,buffer", [ ( 1, 1 ), ( 3, 3 ) ] )
+def test_hazards_other_sizes( cmdline_opts, entries, buffer ):
+  """Other scoreboard and buffer sizes (1 entry: one instruction in flight),
+  RTL in Python simulation against CL."""
+  if ( cmdline_opts or {} ).get( "test_verilog" ):
+    pytest.skip( "runs in the plain pass" )
+  cfg = CFG.replace( scoreboard_entries=entries, inst_buffer_entries=buffer )
+
+  @settings( max_examples=15, deadline=None, derandomize=True, database=None,
+             suppress_health_check=list( HealthCheck ), phases=[ Phase.generate, Phase.shrink ] )
+  @given( programs(), st.integers( 0, 1 << 16 ) )
+  def check( words, seed ):
+    w = run_control( words, "rtl", seed=seed, cfg=cfg )
+    check_sequential( words, w )
+    cl = run_control( words, "cl", seed=seed, cfg=cfg )
+    assert ( w.issue_cycle, w.done_cycle ) == ( cl.issue_cycle, cl.done_cycle )
+    if entries == 1:
+      assert all( w.issue_cycle[j] > w.done_cycle[j - 1] for j in range( 1, len( words ) ) )
+
+  check()
