@@ -19,6 +19,7 @@ import dataclasses
 import json
 import math
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 
 FP16_BITS = 16
 FP16_BYTES = FP16_BITS // 8
@@ -66,6 +67,8 @@ class DFXConfig:
   hbm_channel_mb    capacity of one pseudo-channel
   ddr_gbps     DDR bandwidth in GB/s (1e9 bytes/s)
   ring_gbps    one QSFP link, Gb/s (1e9 bits/s)
+  ring_latency_ns  one ring hop (router out -> QSFP IP -> cable -> QSFP IP ->
+               next router in), ns; a modelling assumption, not from the paper
   router_words words the router moves per synchronisation packet
   vreg_entries vector register file depth, in d-element vectors
   mreg_entries matrix-input buffer depth, in d-element vectors
@@ -91,6 +94,7 @@ class DFXConfig:
   hbm_channel_mb: int = 256
   ddr_gbps: float = 38.0
   ring_gbps: float = 100.0
+  ring_latency_ns: float = 500.0
   router_words: int = 64
   vreg_entries: int = 2048
   mreg_entries: int = 2048
@@ -114,7 +118,7 @@ class DFXConfig:
                  "sfu_rom_latency",
                  "scoreboard_entries", "inst_buffer_entries"]
     errors = _int_field_errors(self, int_names)
-    for name in ("ddr_gbps", "ring_gbps"):
+    for name in ("ddr_gbps", "ring_gbps", "ring_latency_ns"):
       value = getattr(self, name)
       _check(errors, name, value,
              isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -209,6 +213,19 @@ class DFXConfig:
   @property
   def ring_bytes_per_cycle(self) -> float:
     return self.ring_gbps * 1e9 / 8 / (self.clock_mhz * 1e6)
+
+  @property
+  def ring_words_per_cycle(self) -> Fraction:
+    """FP16 words one ring link carries per kernel cycle, exactly (a
+    Fraction, so a link model can count credits in integers): 100 Gb/s at
+    200 MHz is 125/4 = 31.25 words."""
+    gbps = Fraction(self.ring_gbps).limit_denominator(10**6)
+    return gbps * 1000 / (FP16_BITS * self.clock_mhz)
+
+  @property
+  def ring_latency_cycles(self) -> int:
+    """One ring hop's latency in kernel cycles (rounded up, at least 1)."""
+    return max(1, math.ceil(self.ring_latency_ns * self.clock_mhz / 1000 - 1e-9))
 
   @property
   def tile_elems(self) -> int:
