@@ -41,9 +41,14 @@ def apply():
 
 
 def name_without_double_underscores( component ):
-  """Set an explicit Verilog module name: pymtl3's own, minus any `__`."""
-  rtype = RTLIRGetter( cache=False ).get_component_ifc_rtlir( component )
+  """Set an explicit Verilog module name: pymtl3's own, minus any `__`.
+  A `WidePortsRTL` wrapper is named after the component it wraps (its own
+  parameter, a component object, would not tell two designs apart)."""
+  inner = getattr( component, "dut", None ) if type( component ).__name__ == "WidePortsRTL" else None
+  rtype = RTLIRGetter( cache=False ).get_component_ifc_rtlir( inner or component )
   name = get_component_unique_name( rtype )
+  if inner is not None:
+    name = f"Ports_{name}"
   while "__" in name:
     name = name.replace( "__", "_" )
   component.set_metadata( VerilogTranslationPass.explicit_module_name, name )

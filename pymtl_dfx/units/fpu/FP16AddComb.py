@@ -13,9 +13,8 @@ from pymtl3 import *
 
 from ...lib.lzc import LeadingZerosRTL
 
-from ...numerics.fp16 import CANONICAL_NAN, EXP_BITS, MANT_BITS, POS_INF
+from ...numerics.fp16 import FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BITS, MANT_BITS, POS_INF
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 SIG = MANT_BITS + 1             # significand with the hidden bit
 EXT = SIG + 3                   # plus guard, round, sticky
 EXP_MAX = (1 << EXP_BITS) - 1
@@ -59,23 +58,23 @@ class FP16AddComb( Component ):
 
     @update
     def up_unpack():
-      s.b_sign @= s.b[FP_BITS-1] ^ s.sub
+      s.b_sign @= s.b[SIGN_POS] ^ s.sub
       # compare magnitudes as integers: {exp, mant} orders like the value
-      s.swap @= s.b[0:FP_BITS-1] > s.a[0:FP_BITS-1]
+      s.swap @= s.b[0:SIGN_POS] > s.a[0:SIGN_POS]
       if s.swap:
         s.x_sign @= s.b_sign
-        s.y_sign @= s.a[FP_BITS-1]
-        s.x_exp  @= s.b[MANT_BITS:FP_BITS-1]
-        s.y_exp  @= s.a[MANT_BITS:FP_BITS-1]
-        s.x_sig  @= concat( s.b[MANT_BITS:FP_BITS-1] != 0, s.b[0:MANT_BITS] )
-        s.y_sig  @= concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] )
+        s.y_sign @= s.a[SIGN_POS]
+        s.x_exp  @= s.b[MANT_BITS:SIGN_POS]
+        s.y_exp  @= s.a[MANT_BITS:SIGN_POS]
+        s.x_sig  @= concat( s.b[MANT_BITS:SIGN_POS] != 0, s.b[0:MANT_BITS] )
+        s.y_sig  @= concat( s.a[MANT_BITS:SIGN_POS] != 0, s.a[0:MANT_BITS] )
       else:
-        s.x_sign @= s.a[FP_BITS-1]
+        s.x_sign @= s.a[SIGN_POS]
         s.y_sign @= s.b_sign
-        s.x_exp  @= s.a[MANT_BITS:FP_BITS-1]
-        s.y_exp  @= s.b[MANT_BITS:FP_BITS-1]
-        s.x_sig  @= concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] )
-        s.y_sig  @= concat( s.b[MANT_BITS:FP_BITS-1] != 0, s.b[0:MANT_BITS] )
+        s.x_exp  @= s.a[MANT_BITS:SIGN_POS]
+        s.y_exp  @= s.b[MANT_BITS:SIGN_POS]
+        s.x_sig  @= concat( s.a[MANT_BITS:SIGN_POS] != 0, s.a[0:MANT_BITS] )
+        s.y_sig  @= concat( s.b[MANT_BITS:SIGN_POS] != 0, s.b[0:MANT_BITS] )
 
     @update
     def up_align():
@@ -128,17 +127,17 @@ class FP16AddComb( Component ):
 
     @update
     def up_special():
-      a_exp_max = s.a[MANT_BITS:FP_BITS-1] == EXP_MAX
-      b_exp_max = s.b[MANT_BITS:FP_BITS-1] == EXP_MAX
+      a_exp_max = s.a[MANT_BITS:SIGN_POS] == EXP_MAX
+      b_exp_max = s.b[MANT_BITS:SIGN_POS] == EXP_MAX
       a_nan = a_exp_max & ( s.a[0:MANT_BITS] != 0 )
       b_nan = b_exp_max & ( s.b[0:MANT_BITS] != 0 )
       a_inf = a_exp_max & ( s.a[0:MANT_BITS] == 0 )
       b_inf = b_exp_max & ( s.b[0:MANT_BITS] == 0 )
       s.special @= a_exp_max | b_exp_max
-      if a_nan | b_nan | ( a_inf & b_inf & ( s.a[FP_BITS-1] ^ s.b_sign ) ):
+      if a_nan | b_nan | ( a_inf & b_inf & ( s.a[SIGN_POS] ^ s.b_sign ) ):
         s.special_val @= CANONICAL_NAN
       elif a_inf:
-        s.special_val @= concat( s.a[FP_BITS-1], PackT(POS_INF) )
+        s.special_val @= concat( s.a[SIGN_POS], PackT(POS_INF) )
       else:
         s.special_val @= concat( s.b_sign, PackT(POS_INF) )
 

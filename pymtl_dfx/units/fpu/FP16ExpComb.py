@@ -16,13 +16,12 @@ from pymtl3 import *
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
+from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF)
 from ...numerics.tables import (EXP_LO_BITS, EXP_SPLIT_BITS, EXP_TABLE_EMAX,
                                 EXP_TABLE_EMIN, exp_tables)
 from .FP16MulComb import FP16MulComb
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 SIGN = FP_BITS - 1
 EXP_MAX = ( 1 << EXP_BITS ) - 1
 ONE = EXP_BIAS << MANT_BITS                  # 1.0

@@ -22,14 +22,13 @@ from pymtl3 import *
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, F16, F32,
+from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, F16, F32,
                               MANT_BITS, bits)
 from ...numerics.tables import (GELU_ENTRIES, GELU_HI, GELU_LO, GELU_STEP_LOG2,
                                 gelu_tables)
 from .FP16AddComb import FP16AddComb
 from .FP16MulComb import FP16MulComb
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 SIG = MANT_BITS + 1
 EXP_MAX = ( 1 << EXP_BITS ) - 1
 K_BITS = ( GELU_ENTRIES - 1 ).bit_length()
@@ -76,14 +75,14 @@ class FP16GeluComb( Component ):
     @update
     def up_index():
       # a subnormal has the scale of exponent field 1
-      s.eff_exp @= s.a[MANT_BITS:FP_BITS-1] | zext( s.a[MANT_BITS:FP_BITS-1] == 0, EXP_BITS )
+      s.eff_exp @= s.a[MANT_BITS:SIGN_POS] | zext( s.a[MANT_BITS:SIGN_POS] == 0, EXP_BITS )
       # wraps for |x| > 8; those inputs never use k
       s.rshift @= RS_BASE - s.eff_exp
-      s.shifted @= ( zext( concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] ), SHW )
+      s.shifted @= ( zext( concat( s.a[MANT_BITS:SIGN_POS] != 0, s.a[0:MANT_BITS] ), SHW )
                      << RS_MAX ) >> zext( s.rshift, SHW )
       s.int_part @= zext( s.shifted[RS_MAX:SHW], KW )
       s.sticky @= s.shifted[0:RS_MAX] != 0
-      if ~s.a[FP_BITS-1]:
+      if ~s.a[SIGN_POS]:
         s.k @= trunc( ZERO_K + s.int_part, K_BITS )
       else:
         s.k @= trunc( ZERO_K - s.int_part - zext( s.sticky, KW ), K_BITS )
@@ -109,11 +108,11 @@ class FP16GeluComb( Component ):
 
     @update
     def up_out():
-      if ( s.a[MANT_BITS:FP_BITS-1] == EXP_MAX ) & ( s.a[0:MANT_BITS] != 0 ):
+      if ( s.a[MANT_BITS:SIGN_POS] == EXP_MAX ) & ( s.a[0:MANT_BITS] != 0 ):
         s.out @= CANONICAL_NAN
-      elif ~s.a[FP_BITS-1] & ( s.a[0:FP_BITS-1] >= BOUND_MAG ):
+      elif ~s.a[SIGN_POS] & ( s.a[0:SIGN_POS] >= BOUND_MAG ):
         s.out @= s.a
-      elif s.a[FP_BITS-1] & ( s.a[0:FP_BITS-1] > BOUND_MAG ):
+      elif s.a[SIGN_POS] & ( s.a[0:SIGN_POS] > BOUND_MAG ):
         s.out @= 0
       else:
         s.out @= s.interp.out

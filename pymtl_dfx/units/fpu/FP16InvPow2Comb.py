@@ -10,10 +10,9 @@ mantissa bit).  NaN gives the canonical NaN.
 
 from pymtl3 import *
 
-from ...numerics.fp16 import CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS
+from ...numerics.fp16 import FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS
 from ...numerics.tables import INV_POW2_EMAX, INV_POW2_EMIN
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 EXP_MAX = ( 1 << EXP_BITS ) - 1
 FIELD_MIN = INV_POW2_EMIN + EXP_BIAS        # subnormals count as this field
 FIELD_SUB = INV_POW2_EMAX + EXP_BIAS        # from this field on: 2^-EMAX
@@ -32,7 +31,7 @@ class FP16InvPow2Comb( Component ):
 
     @update
     def up_inv_pow2():
-      exp = s.a[MANT_BITS:FP_BITS-1]
+      exp = s.a[MANT_BITS:SIGN_POS]
       if ( exp == EXP_MAX ) & ( s.a[0:MANT_BITS] != 0 ):
         s.out @= CANONICAL_NAN
       elif exp >= FIELD_SUB:

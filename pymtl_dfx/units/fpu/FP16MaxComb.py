@@ -9,9 +9,8 @@ canonical NaN, whatever its payload.
 
 from pymtl3 import *
 
-from ...numerics.fp16 import CANONICAL_NAN, EXP_BITS, MANT_BITS
+from ...numerics.fp16 import FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BITS, MANT_BITS
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 SIGN = FP_BITS - 1
 EXP_MAX = ( 1 << EXP_BITS ) - 1
 

@@ -14,9 +14,8 @@ from ...lib.lzc import LeadingZerosRTL
 
 from .FP16RoundPack import FP16RoundPack
 
-from ...numerics.fp16 import CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS, POS_INF
+from ...numerics.fp16 import FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS, POS_INF
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 SIG = MANT_BITS + 1
 PROD = 2 * SIG                  # significand product width
 EXP_MAX = (1 << EXP_BITS) - 1
@@ -54,9 +53,9 @@ class FP16MulComb( Component ):
 
     @update
     def up_product():
-      s.sign @= s.a[FP_BITS-1] ^ s.b[FP_BITS-1]
-      s.prod @= zext( concat( s.a[MANT_BITS:FP_BITS-1] != 0, s.a[0:MANT_BITS] ), PROD ) * \
-                zext( concat( s.b[MANT_BITS:FP_BITS-1] != 0, s.b[0:MANT_BITS] ), PROD )
+      s.sign @= s.a[SIGN_POS] ^ s.b[SIGN_POS]
+      s.prod @= zext( concat( s.a[MANT_BITS:SIGN_POS] != 0, s.a[0:MANT_BITS] ), PROD ) * \
+                zext( concat( s.b[MANT_BITS:SIGN_POS] != 0, s.b[0:MANT_BITS] ), PROD )
 
     s.lzc = LeadingZerosRTL( PROD )
     s.lzc.in_ //= s.prod
@@ -64,8 +63,8 @@ class FP16MulComb( Component ):
 
     @update
     def up_exponent():
-      ea = zext( s.a[MANT_BITS:FP_BITS-1] | zext( s.a[MANT_BITS:FP_BITS-1] == 0, EXP_BITS ), T_BITS )
-      eb = zext( s.b[MANT_BITS:FP_BITS-1] | zext( s.b[MANT_BITS:FP_BITS-1] == 0, EXP_BITS ), T_BITS )
+      ea = zext( s.a[MANT_BITS:SIGN_POS] | zext( s.a[MANT_BITS:SIGN_POS] == 0, EXP_BITS ), T_BITS )
+      eb = zext( s.b[MANT_BITS:SIGN_POS] | zext( s.b[MANT_BITS:SIGN_POS] == 0, EXP_BITS ), T_BITS )
       s.t @= ea + eb + T_OFFSET - zext( s.lz, T_BITS )
       s.norm @= s.prod << zext( s.lz, PROD )
 
@@ -77,10 +76,10 @@ class FP16MulComb( Component ):
 
     @update
     def up_out():
-      a_exp_max = s.a[MANT_BITS:FP_BITS-1] == EXP_MAX
-      b_exp_max = s.b[MANT_BITS:FP_BITS-1] == EXP_MAX
-      a_zero = s.a[0:FP_BITS-1] == 0
-      b_zero = s.b[0:FP_BITS-1] == 0
+      a_exp_max = s.a[MANT_BITS:SIGN_POS] == EXP_MAX
+      b_exp_max = s.b[MANT_BITS:SIGN_POS] == EXP_MAX
+      a_zero = s.a[0:SIGN_POS] == 0
+      b_zero = s.b[0:SIGN_POS] == 0
       a_nan = a_exp_max & ( s.a[0:MANT_BITS] != 0 )
       b_nan = b_exp_max & ( s.b[0:MANT_BITS] != 0 )
       if a_nan | b_nan | ( a_exp_max & b_zero ) | ( b_exp_max & a_zero ):

@@ -20,11 +20,10 @@ from .FP16RoundPack import FP16RoundPack
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
+from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF, bits)
 from ...numerics.tables import recip_table
 
-FP_BITS = 1 + EXP_BITS + MANT_BITS
 PACK = FP_BITS - 1              # {exponent, mantissa} without the sign
 SIG = MANT_BITS + 1             # significand with the hidden bit
 EXP_MAX = ( 1 << EXP_BITS ) - 1

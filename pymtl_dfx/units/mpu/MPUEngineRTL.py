@@ -76,16 +76,16 @@ class MPUEngineRTL( Component ):
       s.psum.wdata[0].v[j] //= s.acc_pipe.send.msg.s[j]
 
     # post-op stage
-    s.post = PostOpComb( l )
-    s.post.tile //= s.acc_pipe.send.msg.tile
+    s.postop = PostOpComb( l )
+    s.postop.tile //= s.acc_pipe.send.msg.tile
     for f in ( "op", "post", "scale", "mask", "cols" ):
-      connect( getattr( s.post, f ), getattr( s.seq.cur, f ) )
+      connect( getattr( s.postop, f ), getattr( s.seq.cur, f ) )
     s.post_pipe = StallPipeRTL( T["Post"], cfg.mpu_post_latency )
     s.post_pipe.recv.msg.tile //= s.acc_pipe.send.msg.tile
     for j in range( l ):
-      s.post.acc[j] //= s.acc_pipe.send.msg.s[j]
-      s.post.bias[j] //= s.bias.msg.v[j]
-      s.post_pipe.recv.msg.v[j] //= s.post.out[j]
+      s.postop.acc[j] //= s.acc_pipe.send.msg.s[j]
+      s.postop.bias[j] //= s.bias.msg.v[j]
+      s.post_pipe.recv.msg.v[j] //= s.postop.out[j]
 
     # REDMAX: running maximum of the columns inside the matrix
     s.max_tree = FP16TreeComb( FP16MaxComb, l ) if l > 1 else None

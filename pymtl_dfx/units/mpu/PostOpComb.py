@@ -46,8 +46,10 @@ class PostOpComb( Component ):
 
     log2_l = l.bit_length() - 1
 
+    # two blocks: the GELU's input and its output must not share one
+    # always_comb (Verilator would see a combinational loop through it)
     @update
-    def up_post_lanes():
+    def up_post_operands():
       for j in range( l ):
         s.col[j] @= ( s.tile << log2_l ) + j
         s.add[j].b @= s.bias[j] if s.op == C.CONV1D else FP16( NEG_ZERO )
@@ -56,6 +58,10 @@ class PostOpComb( Component ):
           s.gelu[j].a @= FP16( NEG_INF )
         else:
           s.gelu[j].a @= s.mul[j].out
+
+    @update
+    def up_post_select():
+      for j in range( l ):
         if s.col[j] >= s.cols:
           s.out[j] @= 0
         elif s.post == PostOp.GELU:

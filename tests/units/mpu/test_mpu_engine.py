@@ -104,3 +104,32 @@ def test_cl_cycles_equal_rtl( name, level, cmdline_opts ):
   got = run_program( level, cmdline_opts, cfg, insts, max_delay=3, seed=11 ).arrivals
   if level == "rtl":
     assert got == run_program( "cl", {}, cfg, insts, max_delay=3, seed=11 ).arrivals
+
+
+@pytest.mark.parametrize( "kind", KINDS, ids=lambda k: f"{k[0].mnemonic}-{k[1].mnemonic}" )
+def test_random_instructions( kind, level, cmdline_opts ):
+  """At least 1,000 random tiles of one instruction kind (random shapes,
+  masks and operands, lanes past the matrix holding edge values) at d=4,
+  l=2, as one stream with random delays.  pymtl3's Python simulation of the
+  RTL runs a few hundred cycles per second, so it takes the first 100 tiles;
+  Verilator runs the RTL on all of them."""
+  cfg = CONFIGS["d4l2"]
+  rng = np.random.default_rng( int( kind[0] ) * 4 + int( kind[1] ) )
+  python_rtl = level == "rtl" and not cmdline_opts.get( "test_verilog" )
+  insts, tiles = [], 0
+  while tiles < ( 100 if python_rtl else 1000 ):
+    insts.append( random_matrix_inst( rng, cfg, *kind ) )
+    cmd = insts[-1][0]
+    tiles += -( -int( cmd.rows ) // cfg.d ) * -( -int( cmd.cols ) // cfg.l )
+  run_program( level, cmdline_opts, cfg, insts, max_delay=1, seed=3 )
+
+
+def test_latency_of_one_tile( level, cmdline_opts ):
+  """Without stalls a one-tile instruction's output leaves `mpu_tile_latency`
+  cycles after its weights (plus the command's cycle and the harness's)."""
+  if level == "fl":
+    pytest.skip( "FL is untimed" )
+  cfg = CONFIGS["d4l2"]
+  inst = random_matrix_inst( np.random.default_rng( 0 ), cfg, C.MM, PostOp.NONE, 4, 2 )
+  r = run_program( level, cmdline_opts, cfg, [ inst ] )
+  assert r.arrivals["out"] == [ cfg.mpu_tile_latency + 3 ]
