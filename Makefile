@@ -33,10 +33,15 @@ demo: setup
 
 # Tests run from the build folder because pymtl3 writes translated Verilog
 # and Verilator objects into the current directory.
+# One pytest worker per core; a test file stays on one worker (--dist
+# loadfile) and every worker builds its Verilator models in its own folder.
+JOBS ?= $(shell nproc)
+XDIST = -n $(JOBS) --dist loadfile
+
 test: setup
 	@mkdir -p $(BUILD)/test
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(PYTEST_ARGS)
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --test-verilog -m "not no_verilog" $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) --test-verilog -m "not no_verilog" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD)

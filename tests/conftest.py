@@ -22,12 +22,14 @@ def _translating( config ):
 
 
 @pytest.fixture( scope="session", autouse=True )
-def build_dir():
-  """pymtl3 writes translated Verilog and Verilator objects to the cwd."""
-  BUILD.mkdir( parents=True, exist_ok=True )
+def build_dir( worker_id ):
+  """pymtl3 writes translated Verilog and Verilator objects to the cwd; each
+  pytest-xdist worker gets its own folder so no two build one model at once."""
+  where = BUILD if worker_id == "master" else BUILD / worker_id
+  where.mkdir( parents=True, exist_ok=True )
   old = os.getcwd()
-  os.chdir( BUILD )
-  yield BUILD
+  os.chdir( where )
+  yield where
   os.chdir( old )
 
 
