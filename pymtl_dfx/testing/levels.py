@@ -19,3 +19,12 @@ def select_or_skip( level, **by_level ):
   if level not in by_level:
     pytest.skip( f"no {level.upper()} model yet" )
   return select( level, **by_level )
+
+
+def python_rtl( level, cmdline_opts ):
+  """True when the RTL runs in pymtl3's Python simulation (not Verilator).
+  That simulation runs hundreds of cycles per second, so exhaustive and
+  long streams take a sample there; the same test runs them whole in
+  Verilator under --test-verilog."""
+  opts = cmdline_opts or {}
+  return level == "rtl" and not ( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )

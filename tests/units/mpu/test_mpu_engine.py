@@ -6,6 +6,7 @@ import pytest
 
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, PostOp
+from pymtl_dfx.testing.levels import python_rtl
 from pymtl_dfx.testing.mpu import KINDS, random_matrix_inst, run_program
 
 # (d, l, psum entries): the issue's three shapes; small buffers so that
@@ -21,6 +22,9 @@ def test_every_kind_and_shape( name, level, cmdline_opts ):
   matrices, as one instruction stream with random delays."""
   cfg = CONFIGS[ name ]
   d, l = cfg.d, cfg.l
+  if d > 4 and python_rtl( level, cmdline_opts ):
+    pytest.skip( "pymtl3's Python simulation takes minutes here; Verilator runs it "
+                 "under --test-verilog" )
   if d == 64 and level == "rtl":
     pytest.skip( "the full-size MPU is 1,024 multipliers: pymtl3 takes minutes to elaborate "
                  "it and Verilator over ten to build it; `python sim/check_mpu_full_size.py` "
@@ -37,6 +41,8 @@ def test_cl_cycles_equal_rtl( name, level, cmdline_opts ):
   cycle it leaves the RTL (and Verilator)."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
+  if name != "d4l2" and python_rtl( level, cmdline_opts ):
+    pytest.skip( "Verilator runs this RTL case under --test-verilog" )
   cfg = CONFIGS[ name ]
   rng = np.random.default_rng( 7 )
   insts = [ random_matrix_inst( rng, cfg, op, post ) for op, post in KINDS for _ in range( 2 ) ]
@@ -51,7 +57,7 @@ def test_random_instructions( kind, level, cmdline_opts ):
   masks and operands, lanes past the matrix holding edge values) at d=4,
   l=2, as one stream with random delays.  The RTL runs it in Verilator:
   pymtl3's Python simulation of it manages about a hundred cycles a second."""
-  if level == "rtl" and not cmdline_opts.get( "test_verilog" ):
+  if python_rtl( level, cmdline_opts ):
     pytest.skip( "the RTL runs this stream under --test-verilog" )
   cfg = CONFIGS["d4l2"]
   rng = np.random.default_rng( int( kind[0] ) * 4 + int( kind[1] ) )
