@@ -30,7 +30,11 @@ CELL_CLASSES = {
 }
 
 
-def synthesise( Model, out_dir ):
+def synthesise( Model, out_dir, flatten=True ):
+  """Cell counts by class.  `flatten=False` synthesises each distinct module
+  once and sums over the hierarchy (`stat -top`): what makes a 64-lane
+  design take seconds rather than hours, at the price of no optimisation
+  across module boundaries."""
   m = Model()
   m.elaborate()
   m.set_metadata( YosysTranslationPass.enable, True )
@@ -40,11 +44,14 @@ def synthesise( Model, out_dir ):
     m.apply( YosysTranslationPass() )
     src = m.get_metadata( YosysTranslationPass.translated_filename )
     top = m.get_metadata( YosysTranslationPass.translated_top_module )
-    script = f"read_verilog -sv {src}; synth_xilinx -family xcup -flatten -top {top}; stat"
+    flat = "-flatten " if flatten else ""
+    script = f"read_verilog -sv {src}; synth_xilinx -family xcup {flat}-top {top}; stat -top {top}"
     log = subprocess.run( [ "yosys", "-p", script ], capture_output=True, text=True, check=True ).stdout
   finally:
     os.chdir( cwd )
   stat = log[ log.rindex( "Printing statistics" ): ]
+  if not flatten:
+    stat = stat[ stat.index( "=== design hierarchy ===" ): ]
   counts = dict.fromkeys( CELL_CLASSES, 0 )
   for cell, n in re.findall( r"^\s+(\S+)\s+(\d+)\s*$", stat, re.M ):
     for cls, pattern in CELL_CLASSES.items():

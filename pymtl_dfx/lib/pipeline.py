@@ -15,9 +15,11 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 class StallPipeRTL( Component ):
 
-  def construct( s, Type, latency, expose_stages=False ):
-    """`expose_stages`: also output every stage's valid bit and message, for a
-    parent that checks hazards against what is in flight."""
+  def construct( s, Type, latency, expose=None ):
+    """`expose`: a field of Type whose value in every stage is also an
+    output (with its valid bit), for a parent that checks hazards against
+    what is in flight.  One field rather than whole messages keeps the
+    ports plain Bits, which every synthesis front end reads."""
     if latency < 1:
       raise ValueError( f"StallPipeRTL: latency={latency} must be >= 1" )
 
@@ -47,12 +49,13 @@ class StallPipeRTL( Component ):
     s.send.val //= s.valid[latency-1].out
     s.send.msg //= s.data[latency-1].out
 
-    if expose_stages:
+    if expose:
+      Field = Type.__bitstruct_fields__[ expose ]
       s.stage_val = [ OutPort() for _ in range( latency ) ]
-      s.stage_msg = [ OutPort( Type ) for _ in range( latency ) ]
+      s.stage_key = [ OutPort( Field ) for _ in range( latency ) ]
       for i in range( latency ):
         s.stage_val[i] //= s.valid[i].out
-        s.stage_msg[i] //= s.data[i].out
+        s.stage_key[i] //= getattr( s.data[i].out, expose )
 
   def line_trace( s ):
     return "".join( "*" if v.out else "." for v in s.valid )

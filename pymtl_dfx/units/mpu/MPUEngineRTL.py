@@ -63,7 +63,7 @@ class MPUEngineRTL( Component ):
     s.accu = AccumulateComb( l )
     s.psum.raddr[0] //= s.mfu_pipe.send.msg.entry
     s.accu.first //= s.mfu_pipe.send.msg.first
-    s.acc_pipe = StallPipeRTL( T["Acc"], cfg.fp_add_latency, expose_stages=True )
+    s.acc_pipe = StallPipeRTL( T["Acc"], cfg.fp_add_latency, expose="entry" )
     for f in ( "entry", "first", "last", "tile" ):
       connect( getattr( s.acc_pipe.recv.msg, f ), getattr( s.mfu_pipe.send.msg, f ) )
     for j in range( l ):
@@ -119,17 +119,14 @@ class MPUEngineRTL( Component ):
       s.post_pipe.send.rdy @= s.out.rdy & ~s.seq.max_pending
       s.seq.out_fire @= s.post_pipe.send.val & s.out.rdy & ~s.seq.max_pending
       s.seq.max_fire @= s.seq.max_pending & s.out.rdy
+      # every bit assigned on every path (no latch): the tile's lanes, zeroed
+      # under the maximum, whose value then takes lane 0
+      s.out.msg.max @= s.seq.max_pending
+      s.out.msg.tile @= 0 if s.seq.max_pending else s.post_pipe.send.msg.tile
+      for j in range( l ):
+        s.out.msg.v[j] @= s.post_pipe.send.msg.v[j] & sext( ~s.seq.max_pending, FP16 )
       if s.seq.max_pending:
-        s.out.msg.tile @= 0
-        s.out.msg.max @= 1
         s.out.msg.v[0] @= s.maxv
-        for j in range( 1, l ):
-          s.out.msg.v[j] @= 0
-      else:
-        s.out.msg.tile @= s.post_pipe.send.msg.tile
-        s.out.msg.max @= 0
-        for j in range( l ):
-          s.out.msg.v[j] @= s.post_pipe.send.msg.v[j]
 
     @update
     def up_post_in():
@@ -147,7 +144,7 @@ class MPUEngineRTL( Component ):
     def up_acc_in():
       s.hazard @= 0
       for i in range( cfg.fp_add_latency ):
-        if s.acc_pipe.stage_val[i] & ( s.acc_pipe.stage_msg[i].entry == s.mfu_pipe.send.msg.entry ):
+        if s.acc_pipe.stage_val[i] & ( s.acc_pipe.stage_key[i] == s.mfu_pipe.send.msg.entry ):
           s.hazard @= 1
       s.acc_pipe.recv.val @= s.mfu_pipe.send.val & ~s.hazard
       s.mfu_pipe.send.rdy @= s.acc_pipe.recv.rdy & ~s.hazard
