@@ -42,28 +42,29 @@ def stream_ports( component ):
   return ports
 
 
-class FieldRecvIfcRTL( Interface ):
-  def construct( s, Type ):
+class _FieldIfcRTL( Interface ):
+  """A val/rdy interface whose message is a group of field ports;
+  `Data` is InPort on the receiving side, OutPort on the sending side."""
+
+  def construct( s, Type, Data, Ready ):
     s.Type = Type
     for name, ftype, n in fields_of( Type ):
-      setattr( s, name, [ InPort( ftype ) for _ in range( n ) ] if n else InPort( ftype ) )
-    s.val = InPort()
-    s.rdy = OutPort()
+      setattr( s, name, [ Data( ftype ) for _ in range( n ) ] if n else Data( ftype ) )
+    s.val = Data()
+    s.rdy = Ready()
 
   def __str__( s ):
     return f"{'*' if s.val & s.rdy else ' '}"
 
 
-class FieldSendIfcRTL( Interface ):
+class FieldRecvIfcRTL( _FieldIfcRTL ):
   def construct( s, Type ):
-    s.Type = Type
-    for name, ftype, n in fields_of( Type ):
-      setattr( s, name, [ OutPort( ftype ) for _ in range( n ) ] if n else OutPort( ftype ) )
-    s.val = OutPort()
-    s.rdy = InPort()
+    super().construct( Type, InPort, OutPort )
 
-  def __str__( s ):
-    return f"{'*' if s.val & s.rdy else ' '}"
+
+class FieldSendIfcRTL( _FieldIfcRTL ):
+  def construct( s, Type ):
+    super().construct( Type, OutPort, InPort )
 
 
 def connect_fields( msg, group ):

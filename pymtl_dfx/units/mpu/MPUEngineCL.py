@@ -7,13 +7,12 @@ control follows `MPUSeqRTL`/`MPUEngineRTL` decision by decision.
 
 import numpy as np
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...compiler.tiling import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
-from .msgs import MPUCmd, mk_mpu_types
+from .msgs import declare_mpu_engine_ports
 from .streams import order_of
 
 F16 = np.float16
@@ -30,13 +29,8 @@ class _Tile:
 class MPUEngineCL( Component ):
 
   def construct( s, cfg ):
-    T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+    T = declare_mpu_engine_ports( s, cfg )
     d, l = cfg.d, cfg.l
-    s.cmd  = RecvIfcRTL( MPUCmd )
-    s.x    = RecvIfcRTL( T["X"] )
-    s.w    = RecvIfcRTL( T["W"] )
-    s.bias = RecvIfcRTL( T["Bias"] )
-    s.out  = SendIfcRTL( T["Out"] )
 
     def reset_state():
       s.cur = None

@@ -9,11 +9,10 @@ from collections import deque
 
 import numpy as np
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa import ComputeOp as C, PostOp
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
-from .msgs import MPUCmd, mk_mpu_types
+from .msgs import declare_mpu_engine_ports
 from .streams import order_of
 
 F16 = np.float16
@@ -22,13 +21,8 @@ F16 = np.float16
 class MPUEngineFL( Component ):
 
   def construct( s, cfg ):
-    T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+    T = declare_mpu_engine_ports( s, cfg )
     d, l = cfg.d, cfg.l
-    s.cmd  = RecvIfcRTL( MPUCmd )
-    s.x    = RecvIfcRTL( T["X"] )
-    s.w    = RecvIfcRTL( T["W"] )
-    s.bias = RecvIfcRTL( T["Bias"] )
-    s.out  = SendIfcRTL( T["Out"] )
 
     s.active = None          # the command being executed
     s.order = ()

@@ -13,7 +13,6 @@ A command is accepted when the previous one has sent its last output.
 
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegisterFile
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa import ComputeOp as C
 from ...lib.pipeline import StallPipeRTL
@@ -23,7 +22,7 @@ from .AccumulateComb import AccumulateComb
 from .MFUArrayComb import MFUArrayComb
 from .MPUSeqRTL import MPUSeqRTL
 from .PostOpComb import PostOpComb
-from .msgs import FP16, MPUCmd, mk_mpu_types
+from .msgs import FP16, declare_mpu_engine_ports
 
 NEG_INF = 0xFC00
 
@@ -31,13 +30,8 @@ NEG_INF = 0xFC00
 class MPUEngineRTL( Component ):
 
   def construct( s, cfg ):
-    T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+    T = declare_mpu_engine_ports( s, cfg )
     d, l = cfg.d, cfg.l
-    s.cmd  = RecvIfcRTL( MPUCmd )
-    s.x    = RecvIfcRTL( T["X"] )
-    s.w    = RecvIfcRTL( T["W"] )
-    s.bias = RecvIfcRTL( T["Bias"] )
-    s.out  = SendIfcRTL( T["Out"] )
 
     s.seq = MPUSeqRTL( d, l, cfg.psum_entries, T["Entry"] )
     s.seq.cmd //= s.cmd

@@ -3,11 +3,10 @@ decision, so every handshake happens in the RTL's cycle.  Messages are
 built by the shared meaning in `streams.py` (own_packet, write_of)."""
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from .FifoRTL import FifoCL
 from .RouterRTL import _hs, check_router_params
-from .streams import DoneMsg, forwards, mk_router_types, n_packets, own_packet, write_of
+from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
 
 
 
@@ -18,14 +17,8 @@ class RouterCL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
     check_router_params( cfg, core_id, cores )
-    T = mk_router_types( cfg )
+    declare_router_ports( s, cfg )
     W = cfg.router_words
-    s.cmd = RecvIfcRTL( T["Cmd"] )
-    s.rf_rd = RecvIfcRTL( T["Rd"] )
-    s.rf_wr = SendIfcRTL( T["Wr"] )
-    s.ring_send = SendIfcRTL( T["Packet"] )
-    s.ring_recv = RecvIfcRTL( T["Packet"] )
-    s.done = SendIfcRTL( DoneMsg )
 
     def reset_state():
       s.active = s.done_pending = False

@@ -24,10 +24,9 @@ reaches the core before its sender, where it is only written (rf_wr).
 
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst, RegRst
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from .FifoRTL import FifoRTL
-from .streams import AddrT, DoneMsg, LenT, mk_router_types
+from .streams import AddrT, DoneMsg, LenT, declare_router_ports, mk_router_types
 
 
 def check_router_params( cfg, core_id, cores ):
@@ -215,13 +214,7 @@ class RouterRTL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
     check_router_params( cfg, core_id, cores )
-    T = mk_router_types( cfg )
-    s.cmd = RecvIfcRTL( T["Cmd"] )
-    s.rf_rd = RecvIfcRTL( T["Rd"] )
-    s.rf_wr = SendIfcRTL( T["Wr"] )
-    s.ring_send = SendIfcRTL( T["Packet"] )
-    s.ring_recv = RecvIfcRTL( T["Packet"] )
-    s.done = SendIfcRTL( DoneMsg )
+    declare_router_ports( s, cfg )
 
     s.ctrl = RouterCtrlRTL()
     s.dpath = RouterDpathRTL( cfg, core_id, cores, fwd_entries )

@@ -7,9 +7,8 @@ Unbounded queues, no timing."""
 from collections import deque
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from .streams import DoneMsg, forwards, mk_router_types, n_packets, own_packet, write_of
+from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
 
 
 
@@ -19,14 +18,8 @@ def _clone( msg ):
 class RouterStreamFL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=None ):
-    T = mk_router_types( cfg )
+    declare_router_ports( s, cfg )
     W = cfg.router_words
-    s.cmd = RecvIfcRTL( T["Cmd"] )
-    s.rf_rd = RecvIfcRTL( T["Rd"] )
-    s.rf_wr = SendIfcRTL( T["Wr"] )
-    s.ring_send = SendIfcRTL( T["Packet"] )
-    s.ring_recv = RecvIfcRTL( T["Packet"] )
-    s.done = SendIfcRTL( DoneMsg )
 
     def reset_state():
       s.active = None          # (base, n)
