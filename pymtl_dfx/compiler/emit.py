@@ -139,7 +139,17 @@ class StepEmitter:
     out += s.tile_reads( k_base, hd, T, lambda r, c: ( c * R_k + r ) * l )
     out.append( make( C.MASKEDMM, dst=rf["scores"], src1=q, rows=hd, cols=T,
                       scale=s.scale, mask=T ) )
-    out += [
+    out += s.softmax_vpu( T )
+    n_ct = ceil_div( hd, l )
+    out += s.tile_reads( v_base, T, hd, lambda r, c: ( r * n_ct + c ) * l )
+    out.append( make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
+                      src1=rf["probs"], rows=T, cols=hd ) )
+    return out
+
+  def softmax_vpu( s, T ):
+    """Softmax of the T scores at rf["scores"] into rf["probs"] (`numerics.softmax`)."""
+    rf = s.rf
+    return [
       s.vec( C.REDMAX, rf["s0"], rf["scores"], T ),
       s.vec( C.SUB, rf["probs"], rf["scores"], T, rf["s0"], bcast=True, chain=True ),
       s.vec( C.EXP, rf["probs"], rf["probs"], T ),
@@ -147,11 +157,6 @@ class StepEmitter:
       s.vec( C.RECIP, rf["s1"], rf["s1"], 1 ),
       s.vec( C.MUL, rf["probs"], rf["probs"], T, rf["s1"], bcast=True ),
     ]
-    n_ct = ceil_div( hd, l )
-    out += s.tile_reads( v_base, T, hd, lambda r, c: ( r * n_ct + c ) * l )
-    out.append( make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
-                      src1=rf["probs"], rows=T, cols=hd ) )
-    return out
 
   # -- a whole step ----------------------------------------------------------
 

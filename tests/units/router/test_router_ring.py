@@ -4,7 +4,6 @@ under --test-verilog), against the FL appliance's RouterFL."""
 
 import numpy as np
 import pytest
-from pymtl3 import *
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
@@ -17,28 +16,11 @@ from pymtl_dfx.units.router.RouterFL import RouterFL
 from pymtl_dfx.units.router.ring import run_ring
 from pymtl_dfx.units.router.streams import expected_writes, mk_router_types
 
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+from test_router import Ring  # RouterFL cores on a ring: the reference
 
 F16 = np.float16
 CFG = DFXConfig( d=64, l=16, ring_latency_ns=20 )     # 4-cycle links, 31.25 words/cycle
 ENTRIES = 64
-
-
-class FLRing( Component ):
-  """RouterFL cores on a ring, as ApplianceFL wires them (the reference)."""
-
-  def construct( s, cfg, rfs ):
-    n = len( rfs )
-    s.routers = [ RouterFL( cfg, rf, i, n ) for i, rf in enumerate( rfs ) ]
-    for i in range( n ):
-      setattr( s, f"recv{i}", RecvIfcRTL( InstMsg ) )
-      setattr( s, f"send{i}", SendIfcRTL( DoneMsg ) )
-      connect( getattr( s, f"recv{i}" ), s.routers[i].recv )
-      connect( s.routers[i].send, getattr( s, f"send{i}" ) )
-      connect( s.routers[i].ring_send, s.routers[ ( i + 1 ) % n ].ring_recv )
-
-  def line_trace( s ):
-    return " ".join( r.line_trace() for r in s.routers )
 
 
 def register_files( cores, syncs, seed ):
@@ -55,7 +37,7 @@ def fl_reference( rfs, syncs ):
   for r, rf in zip( ref, rfs ):
     r.mem[:] = rf.mem
   insts = [ InstMsg( encode( make( RouterOp.SYNC, rf=b, len=n ) ) ) for b, n in syncs ]
-  run_stream_test( FLRing( CFG, ref ),
+  run_stream_test( Ring( RouterFL, CFG, ref ),
                    sources={ f"recv{i}": ( InstMsg, insts ) for i in range( len( rfs ) ) },
                    sinks={ f"send{i}": ( DoneMsg, [ DoneMsg( 1 ) ] * len( syncs ) )
                            for i in range( len( rfs ) ) }, level="fl" )

@@ -174,16 +174,7 @@ def layernorm_and_softmax( d, rng ):
   em = StepEmitter.__new__( StepEmitter )
   em.rf, em.E, em.d = regs, E, d
   insts = em.layernorm_vpu( regs["x"], regs["h"] )
-  # the softmax of `StepEmitter.head`, on T scores
-  T = SOFTMAX_T
-  insts += [
-    em.vec( C.REDMAX, regs["s0"], regs["scores"], T ),
-    em.vec( C.SUB, regs["probs"], regs["scores"], T, regs["s0"], bcast=True, chain=True ),
-    em.vec( C.EXP, regs["probs"], regs["probs"], T ),
-    em.vec( C.ACCUM, regs["s1"], regs["probs"], T ),
-    em.vec( C.RECIP, regs["s1"], regs["s1"], 1 ),
-    em.vec( C.MUL, regs["probs"], regs["probs"], T, regs["s1"], bcast=True ),
-  ]
+  insts += em.softmax_vpu( SOFTMAX_T )      # the softmax of `StepEmitter.head`
   return rf, insts, regs, ( x, g, beta, scores, E )
 
 
