@@ -69,33 +69,51 @@ def run_stream_test( dut, sources, sinks, level, cmdline_opts=None,
   translate, and the level fixture does not run them under --test-verilog.
   """
   opts = _plain_opts( cmdline_opts )
-  translating = level == "rtl" and ( opts["test_verilog"] or opts["test_yosys_verilog"] )
-  if translating:
+  if translating( level, opts ):
     dut = WidePortsRTL( dut )
-  th = StreamHarness( dut, sources, sinks, max_delay, seed, describe )
-  if level == "rtl":
-    th.elaborate()
-    if translating:
-      verilator5.name_without_double_underscores( th.dut )
-    th = config_model_with_cmdline_opts( th, opts, duts=[ "dut" ] )
-  else:
-    th.elaborate()
+  th = elaborate_for( StreamHarness( dut, sources, sinks, max_delay, seed, describe ),
+                      level, opts, line_trace )
   n_msgs = sum( len( m ) for _, m in sinks.values() ) + \
            sum( len( m ) for _, m in sources.values() )
   limit = max_cycles or ( opts.get( "max_cycles" ) and int( opts["max_cycles"] ) ) \
           or 1000 + 50 * ( max_delay + 1 ) * n_msgs
+  cycles = run_until_done(
+    th, limit, f"{type( dut ).__name__} at {level}",
+    lambda: "received " + ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
+                                     for p, x in th.sinks.items() ) )
+  return StreamTestResult( cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() } )
+
+
+def translating( level, opts ):
+  """Whether an RTL run goes through Verilog (pymtl3's --test-verilog options)."""
+  return level == "rtl" and bool( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )
+
+
+def elaborate_for( th, level, opts, line_trace=False ):
+  """Elaborate a harness whose DUT is `th.dut`; at RTL pymtl3's command-line
+  options (the Verilator import) apply to that DUT.  Returns the harness to
+  simulate."""
+  th.elaborate()
+  if level == "rtl":
+    if translating( level, opts ):
+      verilator5.name_without_double_underscores( th.dut )
+    th = config_model_with_cmdline_opts( th, opts, duts=[ "dut" ] )
   th.apply( DefaultPassGroup( linetrace=line_trace ) )
+  return th
+
+
+def run_until_done( th, limit, what, progress ):
+  """Reset and tick until `th.done()`; after `limit` cycles fail, naming
+  `what` and `progress()`.  Imported models are finalised either way.
+  Returns the cycle count."""
   try:
     th.sim_reset()
     while not th.done():
       if th.sim_cycle_count() >= limit:
-        raise AssertionError(
-          f"no progress: {type(dut).__name__} at {level} did not finish in {limit} "
-          f"cycles; received " +
-          ", ".join( f"{p}: {len(x.arrivals)}/{len(x.expected)}" for p, x in th.sinks.items() ) )
+        raise AssertionError( f"no progress: {what} did not finish in {limit} cycles; "
+                              f"{progress()}" )
       th.sim_tick()
-    return StreamTestResult( th.sim_cycle_count(),
-                             { p: list( x.arrivals ) for p, x in th.sinks.items() } )
+    return th.sim_cycle_count()
   finally:
     _finalize( th )
 

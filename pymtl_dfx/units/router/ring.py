@@ -15,10 +15,8 @@ import random
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
 
-from ...testing import verilator5
-from ...testing.harness import _finalize, _plain_opts
+from ...testing.harness import _plain_opts, elaborate_for, run_until_done, translating
 from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL
 from ...testing.wide_ports import WidePortsRTL, connect_stream
 from .LinkRTL import LinkCL, LinkRTL
@@ -139,9 +137,8 @@ def run_ring( level, cfg, rfs, syncs, cmdline_opts=None, max_delay=0, seed=0,
   W = cfg.router_words
   T = mk_router_types( cfg )
   opts = _plain_opts( cmdline_opts )
-  translating = level == "rtl" and bool( opts["test_verilog"] or opts["test_yosys_verilog"] )
   dut = RouterRing( level, cfg, cores, fwd_entries )
-  if translating:
+  if translating( level, opts ):
     dut = WidePortsRTL( dut )
   sources, sinks = {}, {}
   for i in range( cores ):
@@ -152,27 +149,15 @@ def run_ring( level, cfg, rfs, syncs, cmdline_opts=None, max_delay=0, seed=0,
                                           max_delay, seed + 101 + 2 * i )
     sinks[ f"done{i}" ] = CheckSinkRTL( DoneMsg, [ DoneMsg( 1 ) ] * len( syncs ),
                                         max_delay, seed + 102 + 2 * i )
-  th = _RingHarness( dut, sources, sinks, max_delay, seed )
-  th.elaborate()
-  if translating:
-    verilator5.name_without_double_underscores( th.dut )
-    th = config_model_with_cmdline_opts( th, opts, duts=[ "dut" ] )
+  th = elaborate_for( _RingHarness( dut, sources, sinks, max_delay, seed ), level, opts,
+                      line_trace )
   n_msgs = sum( len( m ) for _, m in sources.values() ) + sum( x.count if hasattr( x, "count" )
                                                               else len( x.expected ) for x in sinks.values() )
   limit = max_cycles or 2000 + 20 * ( max_delay + 1 ) * n_msgs + 4 * cores * cfg.ring_latency_cycles * len( syncs )
-  th.apply( DefaultPassGroup( linetrace=line_trace ) )
-  try:
-    th.sim_reset()
-    while not th.done():
-      if th.sim_cycle_count() >= limit:
-        raise AssertionError(
-          f"no progress: ring of {cores} at {level} did not finish in {limit} cycles; " +
-          ", ".join( f"{p}: {len( x.arrivals )}" for p, x in sorted( th.sinks.items() ) ) )
-      th.sim_tick()
-    writes = [ list( th.sinks[ f"rf_wr{i}" ].msgs ) for i in range( cores ) ]
-    for rf, msgs in zip( rfs, writes ):
-      apply_writes( rf, msgs )
-    return RingResult( th.sim_cycle_count(), writes,
-                       { p: list( x.arrivals ) for p, x in th.sinks.items() } )
-  finally:
-    _finalize( th )
+  cycles = run_until_done(
+    th, limit, f"ring of {cores} at {level}",
+    lambda: ", ".join( f"{p}: {len( x.arrivals )}" for p, x in sorted( th.sinks.items() ) ) )
+  writes = [ list( th.sinks[ f"rf_wr{i}" ].msgs ) for i in range( cores ) ]
+  for rf, msgs in zip( rfs, writes ):
+    apply_writes( rf, msgs )
+  return RingResult( cycles, writes, { p: list( x.arrivals ) for p, x in th.sinks.items() } )
