@@ -23,10 +23,18 @@ from fractions import Fraction
 
 FP16_BITS = 16
 FP16_BYTES = FP16_BITS // 8
+MEM_WORD_BYTES = 64      # the ISA's external address unit: one 512-bit beat
+MEM_WORD_BITS = MEM_WORD_BYTES * 8
+MEM_WORD_ELEMS = MEM_WORD_BYTES // FP16_BYTES
 
 
 class ConfigError(ValueError):
   """A configuration value is invalid; the message names each bad field."""
+
+
+def _ns_to_cycles(ns, clock_mhz) -> int:
+  """A latency in kernel cycles, rounded up, at least 1."""
+  return max(1, math.ceil(ns * clock_mhz / 1000 - 1e-9))
 
 
 def _is_pow2(x) -> bool:
@@ -69,6 +77,11 @@ class DFXConfig:
   ring_gbps    one QSFP link, Gb/s (1e9 bits/s)
   ring_latency_ns  one ring hop (router out -> QSFP IP -> cable -> QSFP IP ->
                next router in), ns; a modelling assumption, not from the paper
+  hbm_latency_ns  one HBM read, request accepted -> data back, ns; a
+               modelling assumption, not from the paper
+  ddr_latency_ns  the same for DDR; an assumption too
+  mem_outstanding requests one memory channel holds (accepted, response not
+               yet taken); full bandwidth needs more than the latency in cycles
   router_words words the router moves per synchronisation packet
   vreg_entries vector register file depth, in d-element vectors
   mreg_entries matrix-input buffer depth, in d-element vectors
@@ -95,6 +108,9 @@ class DFXConfig:
   ddr_gbps: float = 38.0
   ring_gbps: float = 100.0
   ring_latency_ns: float = 500.0
+  hbm_latency_ns: float = 150.0
+  ddr_latency_ns: float = 100.0
+  mem_outstanding: int = 64
   router_words: int = 64
   vreg_entries: int = 2048
   mreg_entries: int = 2048
@@ -111,14 +127,16 @@ class DFXConfig:
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
-                 "hbm_channel_bits", "hbm_channel_mb", "router_words",
+                 "hbm_channel_bits", "hbm_channel_mb", "mem_outstanding",
+                 "router_words",
                  "vreg_entries", "mreg_entries", "psum_entries",
                  "fp_add_latency", "fp_mul_latency", "fp_max_latency",
                  "fp_recip_latency", "fp_rsqrt_latency", "fp_invpow2_latency",
                  "sfu_rom_latency",
                  "scoreboard_entries", "inst_buffer_entries"]
     errors = _int_field_errors(self, int_names)
-    for name in ("ddr_gbps", "ring_gbps", "ring_latency_ns"):
+    for name in ("ddr_gbps", "ring_gbps", "ring_latency_ns", "hbm_latency_ns",
+                 "ddr_latency_ns"):
       value = getattr(self, name)
       _check(errors, name, value,
              isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -211,6 +229,38 @@ class DFXConfig:
     return self.ddr_gbps * 1e9 / (self.clock_mhz * 1e6)
 
   @property
+  def hbm_words_per_channel_cycle(self) -> Fraction:
+    """64-byte memory words one HBM pseudo-channel moves per kernel cycle
+    (1 at the paper's 512 bits)."""
+    return Fraction(self.hbm_channel_bits, MEM_WORD_BITS)
+
+  @property
+  def ddr_words_per_cycle(self) -> Fraction:
+    """64-byte words DDR moves per kernel cycle, exactly: 38 GB/s at 200 MHz
+    is 190 bytes, 95/32 words."""
+    gbps = Fraction(self.ddr_gbps).limit_denominator(10**6)
+    return gbps * 1000 / (self.clock_mhz * MEM_WORD_BYTES)
+
+  @property
+  def ddr_channels(self) -> int:
+    """DDR is modelled as this many word-interleaved ports (a power of two,
+    so a word's port is its address's low bits), each one word wide."""
+    need = math.ceil(self.ddr_words_per_cycle)
+    return 1 << (need - 1).bit_length()
+
+  @property
+  def ddr_words_per_channel_cycle(self) -> Fraction:
+    return self.ddr_words_per_cycle / self.ddr_channels
+
+  @property
+  def hbm_latency_cycles(self) -> int:
+    return _ns_to_cycles(self.hbm_latency_ns, self.clock_mhz)
+
+  @property
+  def ddr_latency_cycles(self) -> int:
+    return _ns_to_cycles(self.ddr_latency_ns, self.clock_mhz)
+
+  @property
   def ring_bytes_per_cycle(self) -> float:
     return self.ring_gbps * 1e9 / 8 / (self.clock_mhz * 1e6)
 
@@ -225,7 +275,7 @@ class DFXConfig:
   @property
   def ring_latency_cycles(self) -> int:
     """One ring hop's latency in kernel cycles (rounded up, at least 1)."""
-    return max(1, math.ceil(self.ring_latency_ns * self.clock_mhz / 1000 - 1e-9))
+    return _ns_to_cycles(self.ring_latency_ns, self.clock_mhz)
 
   @property
   def tile_elems(self) -> int:

@@ -13,11 +13,11 @@ cores become all-zero heads at the end.
 import math
 from dataclasses import dataclass
 
-from ..config import ConfigError, DFXConfig, GPT2Config
+from ..config import MEM_WORD_BYTES, ConfigError, DFXConfig, GPT2Config
 from .tiling import ceil_div
 
 # An HBM/DDR address counts 64-byte words (one 512-bit channel beat).
-WORD_BYTES = 64
+WORD_BYTES = MEM_WORD_BYTES
 
 
 def round_up( n, m ):

@@ -22,7 +22,7 @@ from typing import Callable, Optional
 
 from pymtl3 import mk_bits
 
-from pymtl_dfx.config import FP16_BITS
+from pymtl_dfx.config import FP16_BITS, MEM_WORD_BYTES
 
 from .opcodes import PostOp
 
@@ -35,7 +35,7 @@ VREG_BITS = 12     # 4096 entries; the paper's 2048 need 11
 ELEMS_BITS = 19    # a vector filling a 4096 x 64 or 2048 x 128 register file
 VECS_BITS = 20     # one DMA can stream a whole weight matrix (1M vectors)
 EXT_BITS = 32      # 64-byte words: 256 GiB of HBM or DDR
-EXT_WORD_BYTES = 64
+EXT_WORD_BYTES = MEM_WORD_BYTES
 POS_BITS = 16      # token positions (GPT-2 has 1024)
 POST_BITS = 2
 

@@ -1,0 +1,77 @@
+"""The DMA's boundary at CL and RTL (FL reaches the arrays directly).
+
+  inst / done      `InstMsg` / `DoneMsg` from and to the control unit: one
+                   DMA instruction (`isa.DmaInst`), one done when it is over
+                   (reads: the last entry or tile has left; writes: the last
+                   word is acknowledged by the memory).
+  hbm_req[c] / hbm_resp[c], ddr_req[c] / ddr_resp[c]
+                   one request/response pair per memory channel
+                   (`memory.msgs`, `memory_spec`).
+  w                `hbm_read mpu`: the MPU engine's weight port, one d x l
+                   tile per message in stream order (`mpu.msgs`); the
+                   instruction's vecs must be a multiple of l.
+  rf_wr            reads into the register file: `RFWrite` (entry, d
+                   elements), entries rf, rf+1, ... in order.
+  rf_rd / rf_rd_resp  writes from the register file: the DMA sends entry
+                   addresses (`VregT`) and the manager answers each with the
+                   entry's d elements (`mk_fp16_vec(d)`), in order.
+
+A d-element entry is d/32 consecutive words, so the DMA needs d to be a
+multiple of 32 (`check_dma_config`).
+"""
+
+import functools
+
+from pymtl3 import *
+
+from ...config import MEM_WORD_ELEMS
+from ...isa.fields import VREG_BITS
+from ..control.msgs import DoneMsg, InstMsg
+from ..fpu.msgs import FP16, mk_fp16_vec
+from ..memory.msgs import memory_spec
+from ..mpu.msgs import mk_mpu_types
+
+VregT = mk_bits( VREG_BITS )
+
+
+class DMAConfigError( ValueError ):
+  pass
+
+
+@functools.lru_cache( maxsize=None )
+def mk_rf_write( d ):
+  return mk_bitstruct( f"RFWrite_{d}", { "entry": VregT, "data": [ FP16 ] * d } )
+
+
+def check_dma_config( cfg ):
+  if cfg.d % MEM_WORD_ELEMS:
+    raise DMAConfigError( f"DMA: d={cfg.d} must be a multiple of {MEM_WORD_ELEMS}: a "
+                          f"register entry is whole {MEM_WORD_ELEMS}-element memory words" )
+
+
+def mk_dma_types( cfg ):
+  check_dma_config( cfg )
+  hbm, ddr = memory_spec( cfg, "hbm" ), memory_spec( cfg, "ddr" )
+  return dict(
+    hbm=hbm, ddr=ddr, W=mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"],
+    RFWrite=mk_rf_write( cfg.d ), Entry=mk_fp16_vec( cfg.d ),
+  )
+
+
+def declare_dma_ports( s, cfg ):
+  """The DMA's boundary, the same at CL and RTL; returns its types."""
+  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+  T = mk_dma_types( cfg )
+  s.inst = RecvIfcRTL( InstMsg )
+  s.done = SendIfcRTL( DoneMsg )
+  for name in ( "hbm", "ddr" ):
+    spec = T[ name ]
+    setattr( s, f"{name}_req",
+             [ SendIfcRTL( spec.types["Req"] ) for _ in range( spec.channels ) ] )
+    setattr( s, f"{name}_resp",
+             [ RecvIfcRTL( spec.types["Resp"] ) for _ in range( spec.channels ) ] )
+  s.w = SendIfcRTL( T["W"] )
+  s.rf_wr = SendIfcRTL( T["RFWrite"] )
+  s.rf_rd = SendIfcRTL( VregT )
+  s.rf_rd_resp = RecvIfcRTL( T["Entry"] )
+  return T

@@ -1,0 +1,1 @@
+"""HBM and DDR: word-interleaved channels behind a request/response port."""
