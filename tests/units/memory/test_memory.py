@@ -1,0 +1,160 @@
+"""HBM and DDR channel models at fl, cl and rtl (Verilator under
+--test-verilog): random reads, writes and strobed writes on every channel
+and on the host port, against a Python model of the contents; CL == RTL
+cycle stamps; a streaming channel sustains exactly its spec's rate."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from pymtl_dfx.config import MEM_WORD_ELEMS, DFXConfig
+from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.units.memory.harness import run_memory
+from pymtl_dfx.units.memory.msgs import ALL_ELEMS, MemoryConfigError, memory_spec
+from pymtl_dfx.units.memory.MemoryCL import MemoryCL
+from pymtl_dfx.units.memory.ports import mk_host_types
+
+CFG = DFXConfig( d=32, l=2, hbm_channels=4 )
+SPECS = { "hbm": memory_spec( CFG, "hbm" ), "ddr": memory_spec( CFG, "ddr" ) }
+DEPTH = 8
+
+
+class Model:
+  """The contents as FP16 element arrays, indexed by (channel, row % depth)."""
+
+  def __init__( s, spec, depth ):
+    s.spec, s.depth = spec, depth
+    s.mem = np.zeros( ( spec.channels, depth, MEM_WORD_ELEMS ), np.uint16 )
+
+  def access( s, c, row, wr, strb, data ):
+    """One request; returns its response word."""
+    elems = s.mem[ c, row % s.depth ]
+    if not wr:
+      return sum( int( e ) << ( 16 * k ) for k, e in enumerate( elems ) )
+    for k in range( MEM_WORD_ELEMS ):
+      if ( strb >> k ) & 1:
+        elems[k] = ( data >> ( 16 * k ) ) & 0xFFFF
+    return 0
+
+
+def random_word( rng ):
+  return rng.getrandbits( 512 )
+
+
+def random_strb( rng ):
+  return rng.choice( [ ALL_ELEMS, 0, rng.getrandbits( MEM_WORD_ELEMS ) ] )
+
+
+class Traffic:
+  """Requests and expected responses for the phased harness (host[0..2],
+  dma[c]), built by applying them to the model in an order whose outcome
+  every timing shares."""
+
+  def __init__( s, spec, depth, n_dma, n_host, seed ):
+    rng = random.Random( seed )
+    s.spec, m = spec, Model( spec, depth )
+    T, H = spec.types, mk_host_types( spec )
+    C, half = spec.channels, depth // 2
+
+    def dma_req( c, row, wr, strb, data ):
+      return ( T["Req"]( wr, row, strb, data ),
+               T["Resp"]( m.access( c, row, wr, strb, data ) ) )
+
+    def host_req( addr, wr, strb, data ):
+      return ( H["Req"]( wr, addr, strb, data ),
+               H["Resp"]( m.access( addr % C, addr // C, wr, strb, data ) ) )
+
+    def aliased( r ):     # any row that maps to r (the high bits are dropped)
+      return r + depth * rng.randrange( 1 << ( spec.row_bits - depth.bit_length() + 1 ) )
+
+    def random_req( rows ):
+      wr = rng.random() < 0.5
+      return aliased( rng.choice( rows ) ), wr, random_strb( rng ) if wr else 0, \
+             random_word( rng ) if wr else 0
+
+    # host phase 0: load every word, then some strobed writes and reads
+    load = [ host_req( a, 1, ALL_ELEMS, random_word( rng ) ) for a in range( C * depth ) ]
+    load += [ host_req( rng.randrange( C * depth ), 1, random_strb( rng ), random_word( rng ) )
+              for _ in range( depth ) ]
+    # DMA on the low half of each channel's rows, host phase 1 on the high half
+    s.dma = []
+    for c in range( C ):
+      s.dma.append( [ dma_req( c, *random_req( range( half ) ) ) for _ in range( n_dma ) ] )
+    mixed = []
+    for _ in range( n_host ):
+      row, wr, strb, data = random_req( range( half, depth ) )
+      mixed.append( host_req( row * C + rng.randrange( C ), wr, strb, data ) )
+    readback = [ host_req( a, 0, 0, 0 ) for a in range( C * depth ) ]
+    s.host = [ load, mixed, readback ]
+
+
+def traffic_for( name, level, cmdline_opts, seed ):
+  n = 12 if python_rtl( level, cmdline_opts ) else 48
+  return Traffic( SPECS[ name ], DEPTH, n_dma=n, n_host=n, seed=seed )
+
+
+def level_ok( level ):
+  select_or_skip( level, fl=1, cl=1, rtl=1 )
+
+
+# every response (both sides, every channel) as the model says, under random delays
+@pytest.mark.parametrize( "name", [ "hbm", "ddr" ] )
+def test_random_traffic( name, level, cmdline_opts ):
+  level_ok( level )
+  tr = traffic_for( name, level, cmdline_opts, seed=len( name ) )
+  run_memory( level, tr.spec, DEPTH, tr.host, tr.dma, cmdline_opts, max_delay=3, seed=5 )
+
+
+# CL == RTL: every request accepted and every response delivered in the same cycle
+@pytest.mark.parametrize( "name,delay", [ ( "hbm", 3 ), ( "ddr", 3 ), ( "ddr", 0 ) ] )
+def test_cl_matches_rtl( name, delay, level, cmdline_opts ):
+  if level != "rtl":
+    pytest.skip( "one comparison, run as the rtl case (Verilator under --test-verilog)" )
+  tr = traffic_for( name, level, cmdline_opts, seed=11 )
+  runs = { lv: run_memory( lv, tr.spec, DEPTH, tr.host, tr.dma,
+                           cmdline_opts if lv == "rtl" else None, max_delay=delay, seed=3 )
+           for lv in ( "cl", "rtl" ) }
+  assert runs["cl"].sent == runs["rtl"].sent
+  assert runs["cl"].arrived == runs["rtl"].arrived
+
+
+# one read per channel per cycle, always-ready sinks: the k-th request of a
+# channel is accepted floor(k / rate) cycles after its first and answered
+# exactly `latency` cycles after its acceptance
+@pytest.mark.parametrize( "name", [ "hbm", "ddr" ] )
+def test_streaming_rate( name, level, cmdline_opts ):
+  Memory = select_or_skip( level, cl=MemoryCL, rtl=MemoryCL )    # FL is untimed
+  spec = SPECS[ name ]
+  n = 40 if python_rtl( level, cmdline_opts ) else 200
+  rng = random.Random( 7 )
+  tr = Traffic( spec, DEPTH, n_dma=0, n_host=0, seed=7 )
+  T, m = spec.types, Model( spec, DEPTH )
+  for ( req, _ ) in tr.host[0]:
+    a = int( req.row )
+    m.access( a % spec.channels, a // spec.channels, 1, int( req.strb ), int( req.data ) )
+  dma = []
+  for c in range( spec.channels ):
+    rows = [ rng.randrange( DEPTH ) for _ in range( n ) ]
+    dma.append( [ ( T["Req"]( 0, r, 0, 0 ), T["Resp"]( m.access( c, r, 0, 0, 0 ) ) )
+                  for r in rows ] )
+  r = run_memory( level, spec, DEPTH, [ tr.host[0], [], [] ], dma, cmdline_opts )
+  assert spec.outstanding > spec.latency      # else the latency, not the rate, limits
+  for c in range( spec.channels ):
+    sent, arrived = r.sent[c], r.arrived[c]
+    assert [ t - sent[0] for t in sent ] == \
+           [ math.floor( k / spec.words_per_cycle ) for k in range( n ) ]
+    assert [ a - t for a, t in zip( arrived, sent ) ] == [ spec.latency ] * n
+  words, span = n, r.sent[0][-1] - r.sent[0][0] + 1
+  assert abs( words / span - spec.words_per_cycle ) <= 1 / span
+
+
+@pytest.mark.parametrize( "kwargs,words", [
+  ( dict( depth=6 ), "depth=6" ), ( dict( depth=1 ), "depth=1" ),
+  ( dict( depth=8, host_entries=0 ), "host_entries=0" ),
+] )
+def test_bad_parameters_are_named( kwargs, words ):
+  with pytest.raises( MemoryConfigError, match=words ):
+    MemoryCL( SPECS["hbm"], **kwargs ).elaborate()
