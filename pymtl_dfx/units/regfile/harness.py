@@ -1,0 +1,299 @@
+"""Drive a register file manager at any level through its ports only.
+
+`rfm_program(cfg, ...)` makes a random program and every message of it:
+the register file is preloaded through rf_wr; VPU, MPU and router
+instructions arrive on *_inst with the engines' outputs (the golden
+`vpu.streams.execute`, `mpu.semantics.matrix_op` + `mpu.streams.expected_out`,
+`router.streams.write_of`) on *_out / router_wr; the manager's messages are
+checked against the engines' contracts (`request_streams`, `mpu_streams`,
+`rd_messages`); finally the whole register file is read back through rf_rd
+and compared with the sequential FL semantics.  Each engine has its own
+region of the register file (the scoreboard orders the units; within the
+MPU a matrix instruction never reads an earlier one's result, as the
+scoreboard would not issue it while that one is in flight).
+
+`run_rfm(dut, prog, level, ...)` runs it in three phases: preload, then the
+instructions, then the read-back (each phase's sources wait for the one
+before to finish), with random source and sink delays.
+"""
+
+import random
+
+import numpy as np
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import SendIfcRTL
+
+from ... import numerics as N
+from ...compiler.tiling import band_width, ceil_div, to_stream
+from ...isa import ComputeOp as C, PostOp, RouterOp, encode, make
+from ...testing.harness import _plain_opts, elaborate_for, run_until_done, translating
+from ...testing.src_sink import CheckSinkRTL
+from ...testing.wide_ports import WidePortsRTL, connect_stream
+from ..control.msgs import DoneMsg, InstMsg
+from ..dma.msgs import VregT
+from ..mpu.msgs import MPUCmd
+from ..mpu.semantics import matrix_op
+from ..mpu.streams import expected_out, mpu_cmd, mpu_streams
+from ..router.msgs import mk_ring_packet
+from ..router.streams import RouterCmd, apply_writes, rd_messages, write_of
+from ..vpu.msgs import BINARY, REDUCTIONS, VPUCmd
+from ..vpu.streams import n_chunks, out_messages, request_streams, to_msgs, write_back
+from .ports import mk_rfm_types, x_buffer_entries
+from .state import VectorRegisterFile
+
+F16 = np.float16
+VPU_OPS = [ C.ADD, C.SUB, C.MUL, C.EXP, C.RECIP, C.ACCUM, C.REDMAX, C.LOAD ]
+MPU_KINDS = [ ( C.CONV1D, PostOp.NONE ), ( C.CONV1D, PostOp.GELU ), ( C.MM, PostOp.REDMAX ),
+              ( C.MASKEDMM, PostOp.NONE ), ( C.MM, PostOp.VECTORIZE ) ]
+PRELOAD = ( "rf_wr", )
+PROGRAM = ( "vpu_inst", "vpu_out", "mpu_inst", "mpu_out", "router_inst", "router_wr" )
+READBACK = ( "rf_rd", )
+
+
+class GatedSourceRTL( Component ):
+  """DelaySourceRTL that starts only once `gate( cycle )` is true.  The gate
+  must look at other parts only through `done_by( part, cycle )`, which
+  does not depend on the order pymtl3 runs their blocks in a cycle."""
+
+  def construct( s, Type, msgs, max_delay=0, seed=0, gate=None ):
+    s.send = SendIfcRTL( Type )
+    s.msgs = list( msgs )
+    rng = random.Random( seed )
+    s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
+    s.gate = gate or ( lambda cycle: True )
+    s.idx = s.wait = s.cycle = 0
+    s.done_at = 0 if not s.msgs else None
+    s.open = False
+
+    @update_ff
+    def up_gated_src():
+      if s.reset:
+        s.idx, s.open, s.cycle = 0, False, 0
+        s.done_at = 0 if not s.msgs else None
+        s.wait = s.delays[0] if s.delays else 0
+        s.send.val <<= 0
+        return
+      s.cycle += 1
+      if s.send.val & s.send.rdy:
+        s.idx += 1
+        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
+        if s.idx == len( s.msgs ):
+          s.done_at = s.cycle
+      if not s.open:
+        s.open = s.gate( s.cycle )
+        s.send.val <<= 0
+      elif s.wait > 0:
+        s.wait -= 1
+        s.send.val <<= 0
+      elif s.idx < len( s.msgs ):
+        s.send.val <<= 1
+        s.send.msg <<= s.msgs[ s.idx ]
+      else:
+        s.send.val <<= 0
+
+  def done( s ):
+    return s.idx >= len( s.msgs )
+
+  def line_trace( s ):
+    return f"{s.send}"
+
+
+def done_by( part, cycle ):
+  """Whether a source or sink of the harness was done before `cycle`."""
+  if isinstance( part, GatedSourceRTL ):
+    return part.done_at is not None and part.done_at < cycle
+  return part.done() and ( not part.arrivals or part.arrivals[-1] < cycle )
+
+
+class RFMProgram:
+  """Sources and sinks (port -> (Type, msgs)) and the final register file."""
+
+  def __init__( s, sources, sinks, final ):
+    s.sources, s.sinks, s.final = sources, sinks, final
+
+
+def _vpu_program( rng, cfg, ref, lo, hi, n_insts ):
+  """Vector instructions inside entries [lo, hi); dst never overlaps a source
+  of the same instruction (the engine may return out[k] before it has taken
+  a[k], so an in-place op would depend on timing)."""
+  d, span = cfg.d, ( hi - lo ) // 3
+  insts = []
+  for _ in range( n_insts ):
+    op = VPU_OPS[ int( rng.integers( len( VPU_OPS ) ) ) ]
+    n = int( rng.integers( 1, span * d + 1 ) )
+    regions = rng.permutation( 3 )
+    base = [ lo + int( r ) * span for r in regions ]
+    src1 = base[0] + int( rng.integers( 0, span - n_chunks( n, d ) + 1 ) )
+    dst = base[2]
+    fields = dict( dst=dst, src1=src1, len=n )
+    if op in BINARY:
+      bcast = int( rng.integers( 2 ) )
+      fields.update( src2=base[1], bcast=bcast )
+    insts.append( make( op, **fields ) )
+  out = { "cmd": [], "a": [], "b": [], "out": [] }
+  for inst in insts:
+    cmd, a, b = request_streams( inst, ref )
+    outs = out_messages( inst, ref )
+    write_back( inst, outs, ref )
+    out["cmd"] += cmd; out["a"] += a; out["b"] += b; out["out"] += outs
+  return insts, out
+
+
+def _mpu_program( rng, cfg, ref, in_lo, out_lo, n_insts, chained=False, max_r=3, min_r=1 ):
+  """Matrix instructions reading entries from in_lo (x and bias), each
+  writing its own block from out_lo.  `chained`: every second instruction
+  is a chain producer whose result (cols elements) is the next one's x."""
+  d, l = cfg.d, cfg.l
+  insts, out = [], { "cmd": [], "x": [], "bias": [], "out": [] }
+  dst = out_lo
+  max_r = min( max_r, x_buffer_entries( cfg ) )
+  prev = None
+  for k in range( n_insts ):
+    op, post = MPU_KINDS[ k % len( MPU_KINDS ) ]
+    rows = int( rng.integers( ( min_r - 1 ) * d + 1, max_r * d + 1 ) )
+    cols = int( rng.integers( 1, max_r * d + 1 ) )
+    src1 = in_lo + int( rng.integers( 0, 3 ) )
+    if chained and k % 2:
+      src1, rows = prev
+    fields = dict( dst=dst, src1=src1, rows=rows, cols=cols, post=int( post ) )
+    if chained and k % 2 == 0:
+      fields[ "chain" ] = 1
+    if op == C.CONV1D:
+      fields[ "bias" ] = in_lo + int( rng.integers( 0, 3 ) )
+    if op == C.MASKEDMM:
+      fields.update( scale=0.125, mask=int( rng.integers( 0, cols + 1 ) ) )
+    inst = make( op, **fields )
+    insts.append( inst )
+    prev = ( dst + ( post == PostOp.REDMAX ), cols )
+    dst += ceil_div( cols, d ) + ( post == PostOp.REDMAX )
+    cmd = mpu_cmd( inst, op )
+    x = ref.read_entries( int( inst.src1 ), ceil_div( rows, d ) ).reshape( -1 )
+    w = rng.standard_normal( ( rows, cols ) ).astype( F16 )
+    bias = ref.read( int( inst.bias ), cols ) if op == C.CONV1D else None
+    for port, msgs in mpu_streams( cmd, x, w, bias, cfg ).items():
+      if port != "w":
+        out[ port ] += msgs
+    band = band_width( cols, l, cfg.psum_entries )
+    matrix_op( op, inst, x[ :rows ], to_stream( w, d, l, band ), ref, cfg )
+    y_at = int( inst.dst ) + ( post == PostOp.REDMAX )
+    top = ref.read( int( inst.dst ), 1 )[0] if post == PostOp.REDMAX else None
+    out["out"] += expected_out( cmd, ref.read( y_at, cols ), top, cfg )
+  return insts, out, dst
+
+
+def _router_program( rng, cfg, ref, lo, syncs, core_id, cores ):
+  """Syncs from entry lo on: this core's rd packets, the other cores'
+  packets as rf_wr messages in a random order."""
+  Packet = mk_ring_packet( cfg )
+  W = cfg.router_words
+  insts, out = [], { "cmd": [], "rd": [], "wr": [] }
+  base = lo
+  for n in syncs:
+    inst = make( RouterOp.SYNC, rf=base, len=n )
+    insts.append( inst )
+    out["cmd"].append( RouterCmd( base, n ) )
+    out["rd"] += rd_messages( cfg, ref, base, n, core_id, cores )
+    writes = []
+    for src in range( cores ):
+      if src == core_id:
+        continue
+      seg = rng.standard_normal( n ).astype( F16 )
+      for idx, k0 in enumerate( range( 0, n, W ) ):
+        words = np.zeros( W, F16 )
+        part = seg[ k0:k0 + W ]
+        words[ :part.size ] = part
+        writes.append( write_of( cfg, base, n, Packet( src, idx, [ int( b ) for b in N.bits( words ) ] ) ) )
+    rng.shuffle( writes )
+    apply_writes( ref, writes )
+    out["wr"] += writes
+    base += ceil_div( cores * n, cfg.d ) + 1
+  return insts, out, base
+
+
+def rfm_program( cfg, seed=0, core_id=0, cores=None, n_vpu=6, n_mpu=5, syncs=None,
+                 chained=False, max_r=3, min_r=1 ):
+  """A random program on a register file of cfg.vreg_entries entries (at
+  least 64): VPU in entries [0, 12), MPU inputs from 12 and outputs after
+  them, the router after those."""
+  cores = cfg.cores if cores is None else cores
+  rng = np.random.default_rng( seed )
+  E, d = cfg.vreg_entries, cfg.d
+  T = mk_rfm_types( cfg )
+  ref = VectorRegisterFile( E, d )
+  ref.mem[:] = rng.standard_normal( ref.mem.shape ).astype( F16 )
+  preload = [ T["RFWrite"]( e, [ int( b ) for b in N.bits( ref.mem[ e ] ) ] ) for e in range( E ) ]
+  vi, vmsgs = _vpu_program( rng, cfg, ref, 0, 12, n_vpu )
+  # src1 and bias start in [12, 15) and span up to max_r entries
+  mi, mmsgs, r_lo = _mpu_program( rng, cfg, ref, 12, 15 + max_r, n_mpu, chained, max_r,
+                                  min_r )
+  if syncs is None:
+    syncs = [ int( rng.integers( 1, 2 * cfg.router_words + 2 ) ) for _ in range( 2 ) ]
+  ri, rmsgs, top = _router_program( rng, cfg, ref, r_lo, syncs, core_id, cores )
+  if top > E:
+    raise ValueError( f"rfm_program needs {top} register entries, cfg has {E}" )
+  words = lambda insts: [ InstMsg( encode( i ) ) for i in insts ]
+  sources = {
+    "rf_wr": ( T["RFWrite"], preload ),
+    "vpu_inst": ( InstMsg, words( vi ) ), "vpu_out": ( T["Entry"], vmsgs["out"] ),
+    "mpu_inst": ( InstMsg, words( mi ) ), "mpu_out": ( T["Out"], mmsgs["out"] ),
+    "router_inst": ( InstMsg, words( ri ) ), "router_wr": ( T["Wr"], rmsgs["wr"] ),
+    "rf_rd": ( VregT, [ VregT( e ) for e in range( E ) ] ),
+  }
+  sinks = {
+    "vpu_cmd": ( VPUCmd, vmsgs["cmd"] ), "vpu_a": ( T["Entry"], vmsgs["a"] ),
+    "vpu_b": ( T["Entry"], vmsgs["b"] ), "vpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( vi ) ),
+    "mpu_cmd": ( MPUCmd, mmsgs["cmd"] ), "mpu_x": ( T["X"], mmsgs["x"] ),
+    "mpu_bias": ( T["Bias"], mmsgs["bias"] ), "mpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( mi ) ),
+    "router_cmd": ( T["RCmd"], rmsgs["cmd"] ), "router_rd": ( T["Rd"], rmsgs["rd"] ),
+    "rf_rd_resp": ( T["Entry"], to_msgs( ref.mem, d ) ),
+  }
+  return RFMProgram( sources, sinks, ref )
+
+
+class RFMHarness( Component ):
+
+  def construct( s, dut, prog, max_delay=0, seed=0 ):
+    s.dut = dut
+    s.srcs, s.sinks = {}, {}
+    for i, ( port, ( Type, msgs ) ) in enumerate( sorted( prog.sources.items() ) ):
+      src = GatedSourceRTL( Type, msgs, max_delay, seed + 2 * i )
+      setattr( s, f"src_{port}", src )
+      connect_stream( src.send, getattr( dut, port ) )
+      s.srcs[ port ] = src
+    for i, ( port, ( Type, msgs ) ) in enumerate( sorted( prog.sinks.items() ) ):
+      sink = CheckSinkRTL( Type, msgs, max_delay, seed + 2 * i + 1 )
+      setattr( s, f"sink_{port}", sink )
+      connect_stream( sink.recv, getattr( dut, port ) )
+      s.sinks[ port ] = sink
+    preloaded = lambda cycle: done_by( s.srcs["rf_wr"], cycle )
+    finished = lambda cycle: all( done_by( x, cycle ) for p, x in s.sinks.items()
+                                  if p != "rf_rd_resp" ) and \
+                             all( done_by( s.srcs[ p ], cycle ) for p in PROGRAM )
+    for p in PROGRAM:
+      s.srcs[ p ].gate = preloaded
+    s.srcs["rf_rd"].gate = finished
+
+  def done( s ):
+    return all( x.done() for x in s.srcs.values() ) and all( x.done() for x in s.sinks.values() )
+
+  def line_trace( s ):
+    return s.dut.line_trace()
+
+
+class RFMResult:
+  def __init__( s, cycles, arrivals ):
+    s.cycles, s.arrivals = cycles, arrivals
+
+
+def run_rfm( dut, prog, level, cmdline_opts=None, max_delay=0, seed=0, line_trace=False ):
+  opts = _plain_opts( cmdline_opts )
+  if translating( level, opts ):
+    dut = WidePortsRTL( dut )
+  th = elaborate_for( RFMHarness( dut, prog, max_delay, seed ), level, opts, line_trace )
+  n_msgs = sum( len( m ) for _, m in prog.sinks.values() ) + \
+           sum( len( m ) for _, m in prog.sources.values() )
+  cycles = run_until_done(
+    th, 1000 + 20 * ( max_delay + 1 ) * n_msgs, f"{type( dut ).__name__} at {level}",
+    lambda: "received " + ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
+                                     for p, x in th.sinks.items() ) )
+  return RFMResult( cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() } )

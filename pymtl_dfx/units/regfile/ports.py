@@ -1,0 +1,114 @@
+"""The register file manager's boundary, the same at FL (stream), CL and RTL.
+
+  DMA     rf_wr (RFWrite: entry, d elements), rf_rd (entry address) ->
+          rf_rd_resp (the entry), in order: exactly `dma.msgs`.
+  VPU     vpu_inst (a VectorInst word) -> vpu_cmd, vpu_a, vpu_b
+          (`vpu.streams`); vpu_out is written at dst, then vpu_done.
+  MPU     mpu_inst (a MatrixInst word) -> mpu_cmd, mpu_x (src1's entries
+          replayed in tile order from a local x buffer), mpu_bias (CONV1D:
+          the bias register's l-lane slices in finish order) (`mpu.streams`);
+          mpu_out is written at dst (REDMAX: the maximum at dst, y from
+          dst+1), then mpu_done.
+  router  router_inst (a RouterInst SYNC word) -> router_cmd and the
+          router_rd packets of this core's segment; router_wr (a received
+          packet) is written at its flat element address
+          (`router.streams`).  The router sends the sync's done itself.
+
+`check_rfm_params` and the `*_error` functions are the bad-input rules the
+FL and CL models raise (the RTL assumes them).
+"""
+
+from pymtl3 import *
+
+from ...isa.fields import VREG_BITS
+from ..control.msgs import DoneMsg, InstMsg
+from ..dma.msgs import VregT, mk_rf_write
+from ..fpu.msgs import mk_fp16_vec
+from ..mpu.msgs import MPUCmd, mk_mpu_types
+from ..router.streams import mk_router_types
+from ..vpu.msgs import VPUCmd
+
+
+class RFMError( ValueError ):
+  pass
+
+
+def x_buffer_entries( cfg ):
+  """Entries of one of the two x buffers: the matrix-input buffer
+  (`cfg.mreg_entries` d-element vectors) split in two for double buffering."""
+  return cfg.mreg_entries // 2
+
+
+def check_rfm_params( cfg, core_id, cores ):
+  if cfg.l > cfg.d:
+    raise RFMError( f"register file manager: l={cfg.l} > d={cfg.d}: an MPU output slice "
+                    f"must lie inside one register entry" )
+  if cfg.d < 2:
+    raise RFMError( f"register file manager: d={cfg.d} must be >= 2 (a lane address)" )
+  if cfg.mreg_entries < 4:
+    raise RFMError( f"register file manager: mreg_entries={cfg.mreg_entries} must be >= 4 "
+                    f"(two x buffers of at least 2 entries)" )
+  W = cfg.router_words
+  if W & ( W - 1 ):
+    raise RFMError( f"register file manager: router_words={W} must be a power of two" )
+  if not 1 <= cores <= 255 or not 0 <= core_id < cores:
+    raise RFMError( f"register file manager: core {core_id} of {cores} (1..255 cores)" )
+  if cfg.vreg_entries > 1 << VREG_BITS:
+    raise RFMError( f"register file manager: vreg_entries={cfg.vreg_entries} needs more "
+                    f"than VREG_BITS={VREG_BITS} address bits" )
+
+
+def matrix_error( inst, cfg ):
+  """Why the manager cannot run a matrix instruction, or None."""
+  rows, cols = int( inst.rows ), int( inst.cols )
+  if rows < 1 or cols < 1:
+    return f"rows={rows}, cols={cols}: both must be >= 1"
+  n_r = -( -rows // cfg.d )
+  if n_r > x_buffer_entries( cfg ):
+    return ( f"rows={rows} needs {n_r} x-buffer entries of {cfg.d}; an x buffer holds "
+             f"{x_buffer_entries( cfg )} (mreg_entries={cfg.mreg_entries} / 2)" )
+  return None
+
+
+def vector_error( inst ):
+  if int( inst.len ) < 1:
+    return f"len={int( inst.len )} must be >= 1"
+  return None
+
+
+def mk_rfm_types( cfg ):
+  Mt = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+  Rt = mk_router_types( cfg )
+  return dict( RFWrite=mk_rf_write( cfg.d ), Entry=mk_fp16_vec( cfg.d ),
+               X=Mt["X"], Bias=Mt["Bias"], Out=Mt["Out"],
+               RCmd=Rt["Cmd"], Rd=Rt["Rd"], Wr=Rt["Wr"] )
+
+
+def declare_rfm_ports( s, cfg ):
+  """The manager's boundary, the same at every level; returns its types."""
+  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+  T = mk_rfm_types( cfg )
+  # DMA
+  s.rf_wr      = RecvIfcRTL( T["RFWrite"] )
+  s.rf_rd      = RecvIfcRTL( VregT )
+  s.rf_rd_resp = SendIfcRTL( T["Entry"] )
+  # VPU
+  s.vpu_inst = RecvIfcRTL( InstMsg )
+  s.vpu_cmd  = SendIfcRTL( VPUCmd )
+  s.vpu_a    = SendIfcRTL( T["Entry"] )
+  s.vpu_b    = SendIfcRTL( T["Entry"] )
+  s.vpu_out  = RecvIfcRTL( T["Entry"] )
+  s.vpu_done = SendIfcRTL( DoneMsg )
+  # MPU
+  s.mpu_inst = RecvIfcRTL( InstMsg )
+  s.mpu_cmd  = SendIfcRTL( MPUCmd )
+  s.mpu_x    = SendIfcRTL( T["X"] )
+  s.mpu_bias = SendIfcRTL( T["Bias"] )
+  s.mpu_out  = RecvIfcRTL( T["Out"] )
+  s.mpu_done = SendIfcRTL( DoneMsg )
+  # router
+  s.router_inst = RecvIfcRTL( InstMsg )
+  s.router_cmd  = SendIfcRTL( T["RCmd"] )
+  s.router_rd   = SendIfcRTL( T["Rd"] )
+  s.router_wr   = RecvIfcRTL( T["Wr"] )
+  return T

@@ -1,0 +1,106 @@
+"""The register file manager behind its ports, at fl (stream FL), cl and rtl
+(Verilator under --test-verilog): random programs with random source and
+sink delays, every message it sends checked against the engines' contracts,
+the register file read back through rf_rd against the sequential FL
+semantics (`regfile.harness`); CL == RTL per message arrival cycle."""
+
+import numpy as np
+import pytest
+
+from pymtl_dfx.config import DFXConfig
+from pymtl_dfx.isa import ComputeOp as C, encode, make
+from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.units.control.decode_cache import decoded
+from pymtl_dfx.units.control.msgs import InstMsg
+from pymtl_dfx.units.mpu.streams import mpu_cmd, order_of
+from pymtl_dfx.units.regfile.harness import rfm_program, run_rfm
+from pymtl_dfx.units.regfile.ports import RFMError, x_buffer_entries
+from pymtl_dfx.units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
+from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
+from pymtl_dfx.units.regfile.RegisterFileManagerStreamFL import RegisterFileManagerStreamFL
+
+# d=4 is enough for the manager (only the DMA engine needs d % 32 == 0);
+# psum_entries=2 makes the MPU's column bands matter; core 1 of 3 on the ring
+SMALL = DFXConfig( d=4, l=2, vreg_entries=64, mreg_entries=16, psum_entries=2,
+                   router_words=4, cores=3 )
+PAPER = DFXConfig( vreg_entries=64, mreg_entries=16, cores=4 )    # d=64, l=16, W=64
+CORE = 1
+MODELS = dict( fl=RegisterFileManagerStreamFL, cl=RegisterFileManagerCL,
+               rtl=RegisterFileManagerRTL )
+
+
+def manager( level, cfg, **only ):
+  return select_or_skip( level, **( only or MODELS ) )( cfg, CORE )
+
+
+@pytest.mark.parametrize( "seed,chained", [ ( 0, False ), ( 1, False ), ( 2, True ) ] )
+def test_program( seed, chained, level, cmdline_opts ):
+  prog = rfm_program( SMALL, seed=seed, core_id=CORE, chained=chained )
+  run_rfm( manager( level, SMALL ), prog, level, cmdline_opts, max_delay=3, seed=seed )
+
+
+# the paper's d=64, l=16 (the RTL's storage is flip-flops: test scale only)
+def test_program_paper_size( level ):
+  prog = rfm_program( PAPER, seed=5, core_id=CORE, n_vpu=4, n_mpu=3, syncs=[ 100, 64 ] )
+  run_rfm( manager( level, PAPER, fl=MODELS["fl"], cl=MODELS["cl"] ), prog, level,
+           max_delay=2, seed=5 )
+
+
+@pytest.mark.parametrize( "seed,delay,chained", [ ( 3, 3, False ), ( 4, 0, False ),
+                                                 ( 5, 2, True ) ] )
+def test_cl_matches_rtl( seed, delay, chained, level, cmdline_opts ):
+  if level != "rtl":
+    pytest.skip( "one comparison, run as the rtl case (Verilator under --test-verilog)" )
+  prog = rfm_program( SMALL, seed=seed, core_id=CORE, chained=chained )
+  runs = { lv: run_rfm( MODELS[ lv ]( SMALL, CORE ), prog, lv,
+                        cmdline_opts if lv == "rtl" else None, max_delay=delay, seed=seed )
+           for lv in ( "cl", "rtl" ) }
+  assert runs["cl"].arrivals == runs["rtl"].arrivals
+  assert runs["cl"].cycles == runs["rtl"].cycles
+
+
+def _per_inst( arrivals, counts ):
+  out, k = [], 0
+  for n in counts:
+    out.append( arrivals[ k:k + n ] )
+    k += n
+  return out
+
+
+# double buffering: with no delays the next instruction's x (3 entries, 3
+# cycles to collect) is collected while the current one streams, so its
+# cmd follows the current stream after the one-cycle stream turnaround
+def test_x_collected_while_streaming( level, cmdline_opts ):
+  Model = select_or_skip( level, cl=MODELS["cl"], rtl=MODELS["rtl"] )
+  prog = rfm_program( SMALL, seed=7, core_id=CORE, n_mpu=4, min_r=3 )
+  insts = [ decoded( int( w ) ) for w in prog.sources["mpu_inst"][1] ]
+  cmds = [ mpu_cmd( i, op ) for i, op, _ in insts ]
+  n_x = [ len( order_of( c, SMALL ) ) for c in cmds ]
+  n_r = [ -( -int( c.rows ) // SMALL.d ) for c in cmds ]
+  r = run_rfm( Model( SMALL, CORE ), prog, level, cmdline_opts )
+  cmd_at, xs = r.arrivals["mpu_cmd"], _per_inst( r.arrivals["mpu_x"], n_x )
+  assert min( n_r ) == 3
+  for k in range( 1, len( cmds ) ):
+    # stream k-1 ends with its last x (bias goes out alongside); one cycle to
+    # register the end, then k's cmd: no wait for k's n_r-cycle collection
+    assert cmd_at[k] - xs[ k - 1 ][-1] == 2, ( k, n_r[k] )
+
+
+def test_bad_instructions( level ):
+  Model = select_or_skip( level, fl=MODELS["fl"], cl=MODELS["cl"] )
+  too_many = ( x_buffer_entries( SMALL ) + 1 ) * SMALL.d
+  prog = rfm_program( SMALL, seed=0, core_id=CORE, n_mpu=1 )
+  T, _ = prog.sources["mpu_inst"]
+  prog.sources["mpu_inst"] = ( T, [ InstMsg( encode( make( C.MM, dst=20, src1=0, rows=too_many,
+                                                                cols=3 ) ) ) ] )
+  with pytest.raises( RFMError, match=f"rows={too_many} needs 9 x-buffer entries of 4; an x "
+                                      f"buffer holds 8" ):
+    run_rfm( Model( SMALL, CORE ), prog, level )
+
+
+def test_bad_config( level ):
+  Model = select_or_skip( level, **MODELS )
+  with pytest.raises( RFMError, match="l=8 > d=4" ):
+    Model( SMALL.replace( l=8 ), CORE ).elaborate()
+  with pytest.raises( RFMError, match="core 3 of 3" ):
+    Model( SMALL, 3 ).elaborate()
