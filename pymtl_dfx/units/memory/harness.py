@@ -21,6 +21,7 @@ from ...testing.src_sink import CheckSinkRTL
 from .MemoryCL import MemoryCL
 from .MemoryFL import MemoryFL
 from .MemoryRTL import MemoryRTL
+from .msgs import ALL_ELEMS
 from .ports import mk_host_types
 
 MODELS = { "fl": MemoryFL, "cl": MemoryCL, "rtl": MemoryRTL }
@@ -140,3 +141,19 @@ def run_memory( level, spec, depth, host, dma, cmdline_opts=None, max_delay=0, s
                           + ", ".join( f"ch{c} {len( k.arrivals )}/{len( k.expected )}"
                                        for c, k in enumerate( th.sinks ) ) )
   return MemoryRun( th )
+
+
+def streaming_reads( spec, depth, n, seed=0 ):
+  """(host, dma) for `run_memory`: the host loads every row of every
+  channel with random words, then each channel gets n reads of random rows
+  (expected: the loaded words)."""
+  rng = random.Random( seed )
+  T, H = spec.types, mk_host_types( spec )
+  C = spec.channels
+  words = [ rng.getrandbits( T["Resp"].nbits ) for _ in range( C * depth ) ]
+  load = [ ( H["Req"]( 1, a, ALL_ELEMS, w ), H["Resp"]( 0 ) ) for a, w in enumerate( words ) ]
+  dma = []
+  for c in range( C ):
+    rows = [ rng.randrange( depth ) for _ in range( n ) ]
+    dma.append( [ ( T["Req"]( 0, r, 0, 0 ), T["Resp"]( words[ r * C + c ] ) ) for r in rows ] )
+  return [ load, [], [] ], dma

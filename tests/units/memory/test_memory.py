@@ -126,7 +126,9 @@ def test_cl_matches_rtl( name, delay, level, cmdline_opts ):
 # exactly `latency` cycles after its acceptance
 @pytest.mark.parametrize( "name", [ "hbm", "ddr" ] )
 def test_streaming_rate( name, level, cmdline_opts ):
-  Memory = select_or_skip( level, cl=MemoryCL, rtl=MemoryCL )    # FL is untimed
+  level_ok( level )
+  if level == "fl":
+    pytest.skip( "FL is untimed" )
   spec = SPECS[ name ]
   n = 40 if python_rtl( level, cmdline_opts ) else 200
   rng = random.Random( 7 )
@@ -147,8 +149,6 @@ def test_streaming_rate( name, level, cmdline_opts ):
     assert [ t - sent[0] for t in sent ] == \
            [ math.floor( k / spec.words_per_cycle ) for k in range( n ) ]
     assert [ a - t for a, t in zip( arrived, sent ) ] == [ spec.latency ] * n
-  words, span = n, r.sent[0][-1] - r.sent[0][0] + 1
-  assert abs( words / span - spec.words_per_cycle ) <= 1 / span
 
 
 @pytest.mark.parametrize( "kwargs,words", [
