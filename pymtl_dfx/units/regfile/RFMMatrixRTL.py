@@ -173,13 +173,17 @@ class RFMMatrixRTL( Component ):
         s.b_col @= s.bb0 + s.b_bs - 1 - s.bk
       s.b_lo @= s.b_col << LOGL
       s.b_addr @= ( zext( s.bias_e[ s.sptr ], FB ) << LOGD ) + s.b_lo[ 0:FB ]
+      s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
+      s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
+
+    # its own block: the storage reads b_data from b_addr in between
+    @update
+    def up_mat_bias_msg():
       for j in range( l ):
         if s.b_lo + j < s.s_cols:
           s.bias.msg.v[j] @= s.b_data[j]
         else:
           s.bias.msg.v[j] @= 0
-      s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
-      s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
 
     @update
     def up_mat_write():
@@ -198,11 +202,11 @@ class RFMMatrixRTL( Component ):
         s.w_tslot @= s.out.msg.tile & TSM
         s.w_last @= zext( s.out.msg.tile, Cnt.nbits ) == s.last_tile[ s.wptr ]
       for i in range( d ):
-        if Elems( i >> LOGL ) == s.w_tslot:
+        if ( Elems( i ) >> LOGL ) == s.w_tslot:
           s.w_mask[i] @= 1
           s.w_data.v[i] @= s.out.msg.v[ LIdx( i & LMI ) ]
         else:
-          s.w_mask[i] @= s.w_last & ( Elems( i >> LOGL ) > s.w_tslot )
+          s.w_mask[i] @= s.w_last & ( ( Elems( i ) >> LOGL ) > s.w_tslot )
           s.w_data.v[i] @= 0
 
     s.done.msg //= DoneMsg( 1 )

@@ -63,6 +63,10 @@ class RFMRouterRTL( Component ):
       s.lo @= s.k << LOGW
       s.seg @= zext( s.n, 32 ) * CORE
       s.rd_addr @= ( zext( s.base[ 0:Ent.nbits ], FB ) << LOGD ) + s.seg[ 0:FB ] + s.lo[ 0:FB ]
+
+    # its own block: the storage reads rd_data from rd_addr in between
+    @update
+    def up_sync_rd_msg():
       for j in range( W ):
         if s.lo + j < zext( s.n, Cnt.nbits ):
           s.rd.msg.data[j] @= s.rd_data[j]

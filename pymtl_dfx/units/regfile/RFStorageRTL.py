@@ -59,13 +59,21 @@ class RFStorageRTL( Component ):
     s.r_w_en = InPort();    s.r_w_addr = InPort( Flat );   s.r_w_cnt = InPort( Cnt )
     s.r_w_data = [ InPort( FP16 ) for _ in range( W ) ]
 
+    # one block per read port kind: a port's address and data must not share
+    # a block with another's (no false combinational loop through a client)
     @update
-    def up_rf_read():
+    def up_rf_read_entry():
       for p in range( N_ENTRY_RD ):
         for i in range( d ):
           s.e_rd_data[p].v[i] @= s.mem[ concat( s.e_rd_addr[p], Lane( i ) ) ]
+
+    @update
+    def up_rf_read_bias():
       for j in range( l ):
         s.b_rd_data[j] @= s.mem[ s.b_rd_addr + Flat( j ) ]
+
+    @update
+    def up_rf_read_router():
       for j in range( W ):
         s.r_rd_data[j] @= s.mem[ s.r_rd_addr + Flat( j ) ]
 

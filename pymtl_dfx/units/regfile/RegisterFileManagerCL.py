@@ -15,7 +15,7 @@ from ...isa import ComputeOp as C, PostOp
 from ..control.decode_cache import decoded
 from ..mpu.golden import to_fields
 from ..mpu.streams import finish_order, mpu_cmd, order_of
-from ..router.streams import RouterCmd, apply_writes, n_packets, rd_messages
+from ..router.streams import RouterCmd, apply_writes, rd_messages
 from ..vpu.msgs import vpu_cmd
 from ..vpu.streams import n_b_msgs, n_chunks, n_out_msgs, to_msgs
 from .ports import RFMError, check_rfm_params, declare_rfm_ports, matrix_error, vector_error
@@ -55,7 +55,7 @@ class RegisterFileManagerCL( Component ):
     cores = cfg.cores if cores is None else cores
     check_rfm_params( cfg, core_id, cores )
     T = declare_rfm_ports( s, cfg )
-    d, l, W = cfg.d, cfg.l, cfg.router_words
+    d, l = cfg.d, cfg.l
     E = cfg.vreg_entries
     s.rf = VectorRegisterFile( E, d )
 
@@ -239,7 +239,6 @@ class RegisterFileManagerCL( Component ):
         base, n = int( inst.rf ), int( inst.len )
         s.r = _Vector( cmd=RouterCmd( base, n ), cmd_pend=True, k=0,
                        rd=rd_messages( cfg, s.rf, base, n, core_id, cores ) )
-        assert len( s.r.rd ) == ( n_packets( n, W ) if cores > 1 else 0 )
         s.r_busy = True
 
   def line_trace( s ):

@@ -9,7 +9,6 @@ from collections import deque
 
 from pymtl3 import *
 
-from ...isa import ComputeOp
 from ..control.decode_cache import decoded
 from ..router.streams import apply_writes, rd_messages, router_cmd
 from ..vpu.streams import n_out_msgs, request_streams, to_msgs, write_back

@@ -36,7 +36,7 @@ from ..mpu.semantics import matrix_op
 from ..mpu.streams import expected_out, mpu_cmd, mpu_streams
 from ..router.msgs import mk_ring_packet
 from ..router.streams import RouterCmd, apply_writes, rd_messages, write_of
-from ..vpu.msgs import BINARY, REDUCTIONS, VPUCmd
+from ..vpu.msgs import BINARY, VPUCmd
 from ..vpu.streams import n_chunks, out_messages, request_streams, to_msgs, write_back
 from .ports import mk_rfm_types, x_buffer_entries
 from .state import VectorRegisterFile

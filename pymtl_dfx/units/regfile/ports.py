@@ -18,7 +18,6 @@
 FL and CL models raise (the RTL assumes them).
 """
 
-from pymtl3 import *
 
 from ...isa.fields import VREG_BITS
 from ..control.msgs import DoneMsg, InstMsg
