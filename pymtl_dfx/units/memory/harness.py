@@ -18,14 +18,9 @@ from pymtl3.stdlib.stream.ifcs import SendIfcRTL
 
 from ...testing.harness import _plain_opts, elaborate_for, run_until_done
 from ...testing.src_sink import CheckSinkRTL
-from .MemoryCL import MemoryCL
-from .MemoryFL import MemoryFL
-from .MemoryRTL import MemoryRTL
+from .attach import MODELS
 from .msgs import ALL_ELEMS
 from .ports import mk_host_types
-
-MODELS = { "fl": MemoryFL, "cl": MemoryCL, "rtl": MemoryRTL }
-
 
 class GatedSourceRTL( Component ):
   """Sends `msgs` after random delays; message i waits until

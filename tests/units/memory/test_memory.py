@@ -9,9 +9,13 @@ import random
 import numpy as np
 import pytest
 
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
 from pymtl_dfx.config import MEM_WORD_ELEMS, DFXConfig
-from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.units.memory.attach import WithMemories
 from pymtl_dfx.units.memory.harness import run_memory
 from pymtl_dfx.units.memory.msgs import ALL_ELEMS, MemoryConfigError, memory_spec
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
@@ -149,6 +153,63 @@ def test_streaming_rate( name, level, cmdline_opts ):
     assert [ t - sent[0] for t in sent ] == \
            [ math.floor( k / spec.words_per_cycle ) for k in range( n ) ]
     assert [ a - t for a, t in zip( arrived, sent ) ] == [ spec.latency ] * n
+
+
+class ChannelsPassRTL( Component ):
+  """Stands for a unit with memory ports (the DMA): stream in{c} ->
+  hbm_req[c], hbm_resp[c] -> out{c}."""
+
+  def construct( s, spec ):
+    T = spec.types
+    s.hbm_req  = [ SendIfcRTL( T["Req"] ) for _ in range( spec.channels ) ]
+    s.hbm_resp = [ RecvIfcRTL( T["Resp"] ) for _ in range( spec.channels ) ]
+    for c in range( spec.channels ):
+      setattr( s, f"in{c}", RecvIfcRTL( T["Req"] ) )
+      setattr( s, f"out{c}", SendIfcRTL( T["Resp"] ) )
+      connect( getattr( s, f"in{c}" ), s.hbm_req[c] )
+      connect( s.hbm_resp[c], getattr( s, f"out{c}" ) )
+
+  def line_trace( s ):
+    return " ".join( f"{r}{p}" for r, p in zip( s.hbm_req, s.hbm_resp ) )
+
+
+# [unit + memory] as one component (translated whole under --test-verilog):
+# each side first writes its own rows (DMA the low half, host the high half)
+# and then reads and writes them at random, so the contents do not depend on timing
+def test_unit_with_memory_inside( level, cmdline_opts ):
+  level_ok( level )
+  spec = SPECS["hbm"]
+  T, H = spec.types, mk_host_types( spec )
+  C, half, m = spec.channels, DEPTH // 2, Model( spec, DEPTH )
+  rng = random.Random( 3 )
+  n = 8 if python_rtl( level, cmdline_opts ) else 40
+
+  def ops( rows ):
+    out = [ ( r, 1, ALL_ELEMS, random_word( rng ) ) for r in rows ]
+    for _ in range( n ):
+      wr = rng.random() < 0.5
+      out.append( ( rng.choice( rows ), wr, random_strb( rng ) if wr else 0,
+                    random_word( rng ) if wr else 0 ) )
+    return out
+
+  sources, sinks = {}, {}
+  for c in range( C ):
+    reqs = ops( range( half ) )
+    sources[ f"in{c}" ] = ( T["Req"], [ T["Req"]( wr, r, st, d ) for r, wr, st, d in reqs ] )
+    sinks[ f"out{c}" ] = ( T["Resp"], [ T["Resp"]( m.access( c, r, wr, st, d ) )
+                                        for r, wr, st, d in reqs ] )
+  reqs = ops( [ r * C + c for r in range( half, DEPTH ) for c in range( C ) ] )
+  sources["hbm_host_req"] = ( H["Req"], [ H["Req"]( wr, a, st, d ) for a, wr, st, d in reqs ] )
+  sinks["hbm_host_resp"] = ( H["Resp"], [ H["Resp"]( m.access( a % C, a // C, wr, st, d ) )
+                                          for a, wr, st, d in reqs ] )
+  dut = WithMemories( ChannelsPassRTL( spec ), level, { "hbm": ( spec, DEPTH ) } )
+  run_stream_test( dut, sources, sinks, level, cmdline_opts, max_delay=2, seed=4 )
+
+
+def test_unit_without_memory_ports_is_named():
+  with pytest.raises( MemoryConfigError, match="ddr_req and ddr_resp lists of 4" ):
+    WithMemories( ChannelsPassRTL( SPECS["hbm"] ), "cl",
+                  { "ddr": ( SPECS["ddr"], DEPTH ) } ).elaborate()
 
 
 @pytest.mark.parametrize( "kwargs,words", [
