@@ -31,7 +31,7 @@ from ...testing.src_sink import CheckSinkRTL
 from ...testing.wide_ports import WidePortsRTL, connect_stream
 from ..control.msgs import DoneMsg, InstMsg
 from ..dma.msgs import VregT
-from ..mpu.msgs import MPUCmd
+from ..mpu.msgs import MPUCmd, mk_mpu_types
 from ..mpu.semantics import matrix_op
 from ..mpu.streams import expected_out, mpu_cmd, mpu_streams
 from ..router.msgs import mk_ring_packet
@@ -46,7 +46,8 @@ VPU_OPS = [ C.ADD, C.SUB, C.MUL, C.EXP, C.RECIP, C.ACCUM, C.REDMAX, C.LOAD ]
 MPU_KINDS = [ ( C.CONV1D, PostOp.NONE ), ( C.CONV1D, PostOp.GELU ), ( C.MM, PostOp.REDMAX ),
               ( C.MASKEDMM, PostOp.NONE ), ( C.MM, PostOp.VECTORIZE ) ]
 PRELOAD = ( "rf_wr", )
-PROGRAM = ( "vpu_inst", "vpu_out", "mpu_inst", "mpu_out", "router_inst", "router_wr" )
+PROGRAM = ( "vpu_inst", "vpu_out", "mpu_inst", "mpu_out", "mpu_w", "router_inst", "router_wr" )
+ENGINE_SIDE = ( "vpu_cmd", "vpu_a", "vpu_b", "vpu_out", "mpu_cmd", "mpu_x", "mpu_bias", "mpu_out" )
 READBACK = ( "rf_rd", )
 
 
@@ -106,10 +107,18 @@ def done_by( part, cycle ):
 
 
 class RFMProgram:
-  """Sources and sinks (port -> (Type, msgs)) and the final register file."""
+  """Sources and sinks (port -> (Type, msgs)), the final register file and
+  the MPU's weight stream (`weights`: (Type, msgs))."""
 
-  def __init__( s, sources, sinks, final ):
-    s.sources, s.sinks, s.final = sources, sinks, final
+  def __init__( s, sources, sinks, final, weights=None ):
+    s.sources, s.sinks, s.final, s.weights = sources, sinks, final, weights
+
+  def with_engines( s ):
+    """The program for a manager with its engines attached
+    (`RFMWithEngines`): the engine-side ports are inside; the weights come
+    in on mpu_w."""
+    keep = lambda ports: { p: v for p, v in ports.items() if p not in ENGINE_SIDE }
+    return RFMProgram( { **keep( s.sources ), "mpu_w": s.weights }, keep( s.sinks ), s.final )
 
 
 def _vpu_program( rng, cfg, ref, lo, hi, n_insts ):
@@ -144,7 +153,7 @@ def _mpu_program( rng, cfg, ref, in_lo, out_lo, n_insts, chained=False, max_r=3,
   writing its own block from out_lo.  `chained`: every second instruction
   is a chain producer whose result (cols elements) is the next one's x."""
   d, l = cfg.d, cfg.l
-  insts, out = [], { "cmd": [], "x": [], "bias": [], "out": [] }
+  insts, out = [], { "cmd": [], "x": [], "bias": [], "w": [], "out": [] }
   dst = out_lo
   max_r = min( max_r, x_buffer_entries( cfg ) )
   prev = None
@@ -171,8 +180,7 @@ def _mpu_program( rng, cfg, ref, in_lo, out_lo, n_insts, chained=False, max_r=3,
     w = rng.standard_normal( ( rows, cols ) ).astype( F16 )
     bias = ref.read( int( inst.bias ), cols ) if op == C.CONV1D else None
     for port, msgs in mpu_streams( cmd, x, w, bias, cfg ).items():
-      if port != "w":
-        out[ port ] += msgs
+      out.setdefault( port, [] ).extend( msgs )
     band = band_width( cols, l, cfg.psum_entries )
     matrix_op( op, inst, x[ :rows ], to_stream( w, d, l, band ), ref, cfg )
     y_at = int( inst.dst ) + ( post == PostOp.REDMAX )
@@ -247,7 +255,8 @@ def rfm_program( cfg, seed=0, core_id=0, cores=None, n_vpu=6, n_mpu=5, syncs=Non
     "router_cmd": ( T["RCmd"], rmsgs["cmd"] ), "router_rd": ( T["Rd"], rmsgs["rd"] ),
     "rf_rd_resp": ( T["Entry"], to_msgs( ref.mem, d ) ),
   }
-  return RFMProgram( sources, sinks, ref )
+  W = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"]
+  return RFMProgram( sources, sinks, ref, ( W, mmsgs["w"] ) )
 
 
 class RFMHarness( Component ):
@@ -268,8 +277,9 @@ class RFMHarness( Component ):
     preloaded = lambda cycle: done_by( s.srcs["rf_wr"], cycle )
     finished = lambda cycle: all( done_by( x, cycle ) for p, x in s.sinks.items()
                                   if p != "rf_rd_resp" ) and \
-                             all( done_by( s.srcs[ p ], cycle ) for p in PROGRAM )
-    for p in PROGRAM:
+                             all( done_by( s.srcs[ p ], cycle ) for p in program )
+    program = [ p for p in PROGRAM if p in s.srcs ]
+    for p in program:
       s.srcs[ p ].gate = preloaded
     s.srcs["rf_rd"].gate = finished
 

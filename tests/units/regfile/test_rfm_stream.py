@@ -15,6 +15,7 @@ from pymtl_dfx.units.control.msgs import InstMsg
 from pymtl_dfx.units.mpu.streams import mpu_cmd, order_of
 from pymtl_dfx.units.regfile.harness import rfm_program, run_rfm
 from pymtl_dfx.units.regfile.ports import RFMError, x_buffer_entries
+from pymtl_dfx.units.regfile.RFMWithEngines import RFMWithEngines
 from pymtl_dfx.units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
 from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
 from pymtl_dfx.units.regfile.RegisterFileManagerStreamFL import RegisterFileManagerStreamFL
@@ -112,3 +113,18 @@ def test_bad_config( level ):
     Model( SMALL.replace( l=8 ), CORE ).elaborate()
   with pytest.raises( RFMError, match="core 3 of 3" ):
     Model( SMALL, 3 ).elaborate()
+
+
+# end to end: the manager with the VPU and MPU engines of the same level;
+# the final register file is the sequential FL semantics'.  The rtl case
+# (Verilator only: the engines' Python RTL runs ~30 cycles/s) is also
+# compared with the cl one, message by message and cycle by cycle.
+def test_with_engines( level, cmdline_opts ):
+  if python_rtl( level, cmdline_opts ):
+    pytest.skip( "the engines' RTL runs under --test-verilog" )
+  prog = rfm_program( SMALL, seed=8, core_id=CORE, chained=True ).with_engines()
+  r = run_rfm( RFMWithEngines( level, SMALL, CORE ), prog, level, cmdline_opts, max_delay=2,
+               seed=8 )
+  if level == "rtl":
+    cl = run_rfm( RFMWithEngines( "cl", SMALL, CORE ), prog, "cl", max_delay=2, seed=8 )
+    assert cl.arrivals == r.arrivals
