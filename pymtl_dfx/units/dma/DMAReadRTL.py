@@ -1,0 +1,190 @@
+"""The read engine of one memory (datapath of `DMARTL`): per-channel request
+walkers and the reassembly of words into output units.
+
+Requests: channel c walks its own addresses addr + ((c - addr) mod C),
++C, +2C, ... below addr + n_words, one request whenever its req is ready,
+independently of the other channels.
+
+Reassembly: the memory holds each channel's responses in order until taken,
+so the engine needs no buffer of its own besides the output unit.  A beat
+takes P = min(C, unit words) words at once, word j from channel
+(rot + j) mod C (the rotation mux), when all P are valid and the output
+register is free or leaving this cycle; rot then advances by P.  After
+unit/P beats the unit is complete and is offered on `out` (entry: d/32
+words, tile with `mpu`: l*d/32 words).  At P = unit words that is one unit
+per cycle.  `DMAReadCL` is the same engine on Python values.
+"""
+
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from ..memory.msgs import Word
+from .streams import geometry, log2
+
+AddrT = Bits34        # word addresses: EXT_BITS plus room past the last word
+
+
+def read_sizes( cfg, spec, tiles ):
+  """(C, [(unit words, beat words P), ...] per mode: entry, then tile)."""
+  g = geometry( cfg )
+  C = spec.channels
+  modes = [ ( g.entry_words, g.read_beat( C, g.entry_words ) ) ]
+  if tiles:
+    modes.append( ( g.tile_words, g.read_beat( C, g.tile_words ) ) )
+  return C, modes
+
+
+def check_channels( spec ):
+  C = spec.channels
+  if C < 2 or C & ( C - 1 ):
+    raise ValueError( f"DMA: {spec.name} has {C} channels; the DMA needs a power of two >= 2" )
+
+
+class DMAReadRTL( Component ):
+
+  def construct( s, cfg, spec, tiles ):
+    check_channels( spec )
+    C, modes = read_sizes( cfg, spec, tiles )
+    logC = log2( C )
+    RB = spec.row_bits
+    T = spec.types
+    BUFW = max( u for u, _ in modes )
+    NB = max( u // p for u, p in modes )
+    IdxT = mk_bits( logC )
+    PW = logC + 1
+    PT = mk_bits( PW )
+    AW = AddrT.nbits
+    BeatT = mk_bits( max( 1, ( NB - 1 ).bit_length() ) )
+    UnitT = Bits32
+    U_e, P_e = modes[0]
+    U_t, P_t = modes[-1]
+    B_e, B_t = U_e // P_e, U_t // P_t
+    PMAX = C       # rotated words: indexed by channel-wide selects
+
+    s.start = InPort()
+    s.addr = InPort( AddrT )
+    s.n_words = InPort( AddrT )
+    s.n_units = InPort( UnitT )
+    s.mpu = InPort()                  # tiles (ignored without `tiles`)
+    s.req = [ SendIfcRTL( T["Req"] ) for _ in range( C ) ]
+    s.resp = [ RecvIfcRTL( T["Resp"] ) for _ in range( C ) ]
+    s.out_val = OutPort()
+    s.out_rdy = InPort()
+    s.out_words = [ OutPort( Word ) for _ in range( BUFW ) ]
+    s.out_idx = OutPort( UnitT )      # units already sent
+    s.busy = OutPort()
+    s.finish = OutPort()
+
+    s.busy_r = Wire()
+    s.tile = Wire()
+    s.na = [ Wire( AddrT ) for _ in range( C ) ]
+    s.stop = Wire( AddrT )
+    s.rot = Wire( IdxT )
+    s.cnt = Wire( BeatT )
+    s.full = Wire()
+    s.units = Wire( UnitT )
+    s.n_units_r = Wire( UnitT )
+    s.obuf = [ Wire( Word ) for _ in range( BUFW ) ]
+
+    s.resp_val = [ Wire() for _ in range( C ) ]
+    s.resp_data = [ Wire( Word ) for _ in range( C ) ]
+    s.req_fire = [ Wire() for _ in range( C ) ]
+    s.rdata = [ Wire( Word ) for _ in range( PMAX ) ]
+    s.rval = [ Wire() for _ in range( PMAX ) ]
+    s.P = Wire( PT )
+    s.beat_val = Wire()
+    s.beat_go = Wire()
+    s.last_beat = Wire()
+    # which beat of a unit writes buffer word i, and from which rotated word
+    s.beat_e = [ Wire( BeatT ) for _ in range( BUFW ) ]
+    s.beat_t = [ Wire( BeatT ) for _ in range( BUFW ) ]
+    s.sel_e = [ Wire( IdxT ) for _ in range( BUFW ) ]
+    s.sel_t = [ Wire( IdxT ) for _ in range( BUFW ) ]
+    for i in range( BUFW ):
+      s.beat_e[i] //= BeatT( min( i // P_e, NB - 1 ) )
+      s.beat_t[i] //= BeatT( i // P_t )
+      s.sel_e[i] //= IdxT( i % P_e )
+      s.sel_t[i] //= IdxT( i % P_t )
+    has_e = [ Wire() for _ in range( BUFW ) ]
+    s.has_e = has_e
+    for i in range( BUFW ):
+      has_e[i] //= Bits1( i < U_e )
+
+    for c in range( C ):
+      s.resp_val[c] //= s.resp[c].val
+      s.resp_data[c] //= s.resp[c].msg.data
+      s.req[c].msg.wr //= 0
+      s.req[c].msg.strb //= 0
+      s.req[c].msg.data //= 0
+      s.req[c].msg.row //= s.na[c][ logC:logC + RB ]
+    for i in range( BUFW ):
+      s.out_words[i] //= s.obuf[i]
+    s.out_val //= s.full
+    s.out_idx //= s.units
+    s.busy //= s.busy_r
+
+    @update
+    def up_read_req():
+      for c in range( C ):
+        s.req[c].val @= s.busy_r & ( s.na[c] < s.stop )
+        s.req_fire[c] @= s.busy_r & ( s.na[c] < s.stop ) & s.req[c].rdy
+
+    @update
+    def up_read_beat():
+      if s.tile:
+        s.P @= PT( P_t )
+        s.last_beat @= s.cnt == BeatT( B_t - 1 )
+      else:
+        s.P @= PT( P_e )
+        s.last_beat @= s.cnt == BeatT( B_e - 1 )
+      s.beat_val @= 1
+      for j in range( PMAX ):
+        s.rdata[j] @= s.resp_data[ s.rot + IdxT( j ) ]
+        s.rval[j] @= s.resp_val[ s.rot + IdxT( j ) ]
+        if PT( j ) < s.P:
+          s.beat_val @= s.beat_val & s.rval[j]
+      s.beat_go @= s.busy_r & s.beat_val & ( ~s.full | s.out_rdy )
+      for c in range( C ):
+        s.resp[c].rdy @= s.beat_go & ( zext( IdxT( c ) - s.rot, PW ) < s.P )
+      s.finish @= s.busy_r & ( s.units == s.n_units_r )
+
+    @update_ff
+    def up_read_ff():
+      if s.reset:
+        s.busy_r <<= 0
+        s.full <<= 0
+      elif s.start:
+        s.busy_r <<= 1
+        s.tile <<= s.mpu
+        for c in range( C ):
+          s.na[c] <<= s.addr + zext( IdxT( c ) - s.addr[ 0:logC ], AW )
+        s.stop <<= s.addr + s.n_words
+        s.rot <<= s.addr[ 0:logC ]
+        s.cnt <<= 0
+        s.full <<= 0
+        s.units <<= 0
+        s.n_units_r <<= s.n_units
+      else:
+        if s.finish:
+          s.busy_r <<= 0
+        for c in range( C ):
+          if s.req_fire[c]:
+            s.na[c] <<= s.na[c] + AddrT( C )
+        if s.beat_go:
+          for i in range( BUFW ):
+            if s.tile:
+              if s.cnt == s.beat_t[i]:
+                s.obuf[i] <<= s.rdata[ s.sel_t[i] ]
+            elif s.has_e[i] & ( s.cnt == s.beat_e[i] ):
+              s.obuf[i] <<= s.rdata[ s.sel_e[i] ]
+          if s.last_beat:
+            s.cnt <<= 0
+          else:
+            s.cnt <<= s.cnt + 1
+          s.rot <<= s.rot + s.P[ 0:logC ]
+        s.full <<= ( s.beat_go & s.last_beat ) | ( s.full & ~s.out_rdy )
+        if s.full & s.out_rdy:
+          s.units <<= s.units + 1
+
+  def line_trace( s ):
+    return f"{'R' if s.busy_r else ' '}{int( s.units )}{'*' if s.full else ' '}"

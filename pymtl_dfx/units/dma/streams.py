@@ -1,0 +1,99 @@
+"""What one DMA instruction means at the port level, shared by DMAStreamFL,
+DMACL and DMARTL's parameters (the one definition of every size and rule).
+
+A transfer touches word addresses addr, addr+1, ... (word k of the transfer
+at addr+k, channel (addr+k) % C, row (addr+k) // C):
+
+  reads   (hbm_read, ddr_read): n_words = vecs*d/32 words leave as output
+          units in address order: a d-element entry on rf_wr (entry rf+u),
+          or with mpu a d x l tile on w (`unit_words` words).
+  writes  (hbm_write, ddr_write): entry rf+i (from rf_rd_resp) is words
+          addr + i*d/32 ..., all strobes.
+  hbm_write tr: element e of the vecs*d-element vector goes to element
+          pos % d of vector base + e of the region (base = (pos // d) *
+          ceil(vecs*d / l) * l, see `semantics.py`), i.e. one strobed
+          single-element write at word `tr_word0 + e * entry_words`.
+
+The DMA works in beats: a read beat takes P = min(C, unit_words) words, one
+from each of P consecutive channels, through a rotation; a write beat sends
+`write_slots` words (or elements) to distinct channels.
+"""
+
+from dataclasses import dataclass
+
+from ...config import MEM_WORD_ELEMS
+from ...isa import DmaOp as D
+from ..memory.msgs import memory_spec
+from .msgs import DMAConfigError, check_dma_config
+
+
+def log2( x ):
+  return x.bit_length() - 1
+
+
+@dataclass( frozen=True )
+class DmaGeometry:
+  """Sizes the DMA's hardware is built for (from cfg only)."""
+  d: int
+  l: int
+  entry_words: int      # EW: words of one d-element register entry
+  tile_words: int       # TW: words of one d x l weight tile
+
+  def channels( s, spec ):
+    return spec.channels
+
+  def read_beat( s, C, unit_words ):
+    return min( C, unit_words )
+
+  def write_slots( s, C, tr ):
+    """Words (tr: elements) one write beat sends, all to distinct channels.
+    tr: elements e..e+S-1 of one column tile are S words entry_words apart,
+    on distinct channels while S * entry_words <= C (at least 1)."""
+    if tr:
+      return max( 1, min( s.l, s.d, C // s.entry_words ) )
+    return min( C, s.entry_words )
+
+
+def geometry( cfg ):
+  check_dma_config( cfg )
+  EW = cfg.d // MEM_WORD_ELEMS
+  return DmaGeometry( cfg.d, cfg.l, EW, cfg.l * EW )
+
+
+def is_ddr( op ):
+  return op in ( D.DDR_READ, D.DDR_WRITE )
+
+
+def is_read( op ):
+  return op in ( D.HBM_READ, D.DDR_READ )
+
+
+def tr_base_vector( cfg, vecs, pos ):
+  """First vector of the region a transposed write of token `pos` touches."""
+  n = vecs * cfg.d
+  return ( pos // cfg.d ) * ( -( -n // cfg.l ) * cfg.l )
+
+
+def tr_word0( cfg, addr, vecs, pos ):
+  """Word of element 0 of a transposed write; element e is e*EW words on."""
+  EW = cfg.d // MEM_WORD_ELEMS
+  return addr + tr_base_vector( cfg, vecs, pos ) * EW + ( pos % cfg.d ) // MEM_WORD_ELEMS
+
+
+def check_inst( cfg, op, inst ):
+  """The errors the hardware does not check (it assumes a valid program):
+  raised by FL and CL with what is wrong."""
+  addr, vecs = int( inst.addr ), int( inst.vecs )
+  EW = cfg.d // MEM_WORD_ELEMS
+  spec = memory_spec( cfg, "ddr" if is_ddr( op ) else "hbm" )
+  if op == D.HBM_READ and inst.mpu and vecs % cfg.l:
+    raise DMAConfigError( f"hbm_read mpu: vecs={vecs} is not a multiple of l={cfg.l}: "
+                          f"the weight stream is whole {cfg.d} x {cfg.l} tiles" )
+  if op == D.HBM_WRITE and inst.tr:
+    lo = tr_word0( cfg, addr, vecs, int( inst.pos ) )
+    hi = lo + ( vecs * cfg.d - 1 ) * EW + 1 if vecs else lo
+  else:
+    lo, hi = addr, addr + vecs * EW
+  if hi > spec.words:
+    raise DMAConfigError( f"{op.mnemonic}: words [{lo:#x}, {hi:#x}) run past the "
+                          f"{spec.words} words ({spec.words:#x}) of {spec.name}" )

@@ -1,0 +1,298 @@
+"""The DMA behind its ports (DMAStreamFL, DMACL, DMARTL) with HBM and DDR
+memory models of the same level, against `dma_op` applied in order.
+
+The DUT is [DMA + HBM memory + DDR memory] in one component, so under
+--test-verilog the memories are inside the Verilated model.  A run has
+three phases: the host port loads both memories, the instructions run
+(rf_rd_resp gives the entries the register file holds at that point), the
+host port reads both memories back.  rf_wr, w, rf_rd and the read-back are
+checked message by message against the golden, bit for bit; at RTL the CL
+runs too and every message's arrival cycle must match.
+"""
+
+import bisect
+import random
+
+import numpy as np
+import pytest
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import SendIfcRTL
+
+from pymtl_dfx import numerics as N
+from pymtl_dfx.compiler.tiling import band_width, to_stream
+from pymtl_dfx.config import DFXConfig
+from pymtl_dfx.isa import DmaOp as D, encode, make
+from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
+from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.testing.src_sink import CheckSinkRTL
+from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
+from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
+from pymtl_dfx.units.dma.DMACL import DMACL, join_elems, split_word
+from pymtl_dfx.units.dma.DMARTL import DMARTL
+from pymtl_dfx.units.dma.DMAStreamFL import DMAStreamFL
+from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, declare_dma_ports, mk_dma_types
+from pymtl_dfx.units.dma.semantics import dma_op
+from pymtl_dfx.units.memory.MemoryCL import MemoryCL
+from pymtl_dfx.units.memory.MemoryFL import MemoryFL
+from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
+from pymtl_dfx.units.memory.ports import mk_host_types
+from pymtl_dfx.units.regfile.state import VectorRegisterFile
+from pymtl_dfx.isa import decode, op_of
+
+F16 = np.float16
+DMAS = dict( fl=DMAStreamFL, cl=DMACL, rtl=DMARTL )
+MEMS = dict( fl=MemoryFL, cl=MemoryCL, rtl=MemoryRTL )
+RF_ENTRIES = 64
+
+
+class DMATopRTL( Component ):
+  """The DMA with its two memories; the memories' host ports are the top's."""
+
+  def construct( s, cfg, Dma, Mem, depth ):
+    declare = declare_dma_ports  # the DMA-side ports of the top are the DMA's
+    T = mk_dma_types( cfg )
+    s.dma = Dma( cfg )
+    s.hbm = Mem( T["hbm"], depth )
+    s.ddr = Mem( T["ddr"], depth )
+    s.inst = RecvIfcRTL( InstMsg )
+    s.done = SendIfcRTL( DoneMsg )
+    s.w = SendIfcRTL( T["W"] )
+    s.rf_wr = SendIfcRTL( T["RFWrite"] )
+    s.rf_rd = SendIfcRTL( VregT )
+    s.rf_rd_resp = RecvIfcRTL( T["Entry"] )
+    for p in ( "inst", "done", "w", "rf_wr", "rf_rd", "rf_rd_resp" ):
+      connect( getattr( s, p ), getattr( s.dma, p ) )
+    for m in ( "hbm", "ddr" ):
+      H = mk_host_types( T[m] )
+      mem = getattr( s, m )
+      setattr( s, f"{m}_host_req", RecvIfcRTL( H["Req"] ) )
+      setattr( s, f"{m}_host_resp", SendIfcRTL( H["Resp"] ) )
+      connect( getattr( s, f"{m}_host_req" ), mem.host_req )
+      connect( getattr( s, f"{m}_host_resp" ), mem.host_resp )
+      for c in range( T[m].channels ):
+        connect( getattr( s.dma, f"{m}_req" )[c], mem.req[c] )
+        connect( getattr( s.dma, f"{m}_resp" )[c], mem.resp[c] )
+
+  def line_trace( s ):
+    return s.dma.line_trace()
+
+
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL  # noqa: E402
+
+
+class GatedSource( Component ):
+  """Random-delay source; message i waits until gate(phase[i], cycle) (which
+  looks only at arrivals stamped before `cycle`)."""
+
+  def construct( s, Type, msgs, phases, gate, max_delay=0, seed=0 ):
+    s.send = SendIfcRTL( Type )
+    s.msgs, s.phases = list( msgs ), list( phases )
+    rng = random.Random( seed )
+    s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
+    s.idx = s.wait = s.cycle = 0
+
+    @update_ff
+    def up_gated_src():
+      if s.reset:
+        s.idx, s.cycle = 0, 0
+        s.wait = s.delays[0] if s.delays else 0
+        s.send.val <<= 0
+        return
+      s.cycle += 1
+      if s.send.val & s.send.rdy:
+        s.idx += 1
+        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
+      if s.idx >= len( s.msgs ) or not gate( s.phases[ s.idx ], s.cycle ):
+        s.send.val <<= 0
+      elif s.wait > 0:
+        s.wait -= 1
+        s.send.val <<= 0
+      else:
+        s.send.val <<= 1
+        s.send.msg <<= s.msgs[ s.idx ]
+
+  def done( s ):
+    return s.idx >= len( s.msgs )
+
+  def line_trace( s ):
+    return f"{s.send}"
+
+
+def _before( sink, cycle ):
+  return bisect.bisect_left( sink.arrivals, cycle )
+
+
+class DMAHarness( Component ):
+
+  def construct( s, dut, sources, sinks, n_load, n_done, max_delay, seed ):
+    """sources: port -> (Type, msgs, phases); sinks: port -> (Type, msgs).
+    Phase 0 runs first; phase 1 once both host ports acknowledged their
+    n_load[m] loads; phase 2 once every done has arrived."""
+    s.dut = dut
+    s.sinks = {}
+    s.srcs = {}
+
+    def gate( phase, cycle ):
+      if phase == 0:
+        return True
+      loaded = all( _before( s.sinks[ f"{m}_host_resp" ], cycle ) >= n
+                    for m, n in n_load.items() )
+      if phase == 1:
+        return loaded
+      return loaded and _before( s.sinks["done"], cycle ) >= n_done
+
+    for i, ( port, ( Type, msgs ) ) in enumerate( sorted( sinks.items() ) ):
+      sink = CheckSinkRTL( Type, msgs, max_delay if port in ( "rf_wr", "w", "rf_rd" ) else 0,
+                           seed + 2 * i + 1 )
+      setattr( s, f"sink_{port}", sink )
+      connect_stream( sink.recv, getattr( dut, port ) )
+      s.sinks[ port ] = sink
+    for i, ( port, ( Type, msgs, phases ) ) in enumerate( sorted( sources.items() ) ):
+      src = GatedSource( Type, msgs, phases, gate,
+                         max_delay if port == "rf_rd_resp" else 0, seed + 2 * i )
+      setattr( s, f"src_{port}", src )
+      connect_stream( src.send, getattr( dut, port ) )
+      s.srcs[ port ] = src
+
+  def done( s ):
+    return all( x.done() for x in s.srcs.values() ) and all( x.done() for x in s.sinks.values() )
+
+  def line_trace( s ):
+    return s.dut.line_trace()
+
+
+# ---------------------------------------------------------------------------
+# Golden: dma_op in order on numpy arrays -> every port's expected messages
+
+def golden_streams( cfg, insts, hbm0, ddr0, rf0 ):
+  T = mk_dma_types( cfg )
+  hbm, ddr = hbm0.copy(), ddr0.copy()
+  rf = VectorRegisterFile( RF_ENTRIES, cfg.d )
+  rf.write( 0, rf0 )
+  rf_wr, w, rf_rd, rd_resp = [], [], [], []
+  d, l = cfg.d, cfg.l
+  bits = lambda a: [ int( x ) for x in N.bits( a.reshape( -1 ) ) ]
+  for inst in insts:
+    op = op_of( inst )
+    rfi, vecs = int( inst.rf ), int( inst.vecs )
+    if op in ( D.HBM_WRITE, D.DDR_WRITE ):
+      rf_rd += [ VregT( rfi + i ) for i in range( vecs ) ]
+      rd_resp += [ T["Entry"]( [ Bits16( x ) for x in bits( rf.read_entries( rfi + i, 1 ) ) ] )
+                   for i in range( vecs ) ]
+    block = dma_op( op, inst, rf, hbm, ddr, l )
+    if block is not None:
+      for t in range( vecs // l ):
+        w.append( T["W"]( [ Bits16( x ) for x in bits( block[ t * l:( t + 1 ) * l ] ) ] ) )
+    elif op in ( D.HBM_READ, D.DDR_READ ):
+      for i in range( vecs ):
+        rf_wr.append( T["RFWrite"]( rfi + i, [ Bits16( x ) for x in
+                                               bits( rf.read_entries( rfi + i, 1 ) ) ] ) )
+  return dict( rf_wr=rf_wr, w=w, rf_rd=rf_rd, rd_resp=rd_resp, hbm=hbm, ddr=ddr )
+
+
+def host_msgs( H, mem0, mem1 ):
+  """Loads of mem0's nonzero words (phase 0), then reads of every word
+  (phase 2) expecting mem1; returns (reqs, phases, expected responses)."""
+  Req, Resp = H["Req"], H["Resp"]
+  reqs, phases, resps = [], [], []
+  words = lambda a, k: join_elems( [ int( x ) for x in N.bits( a[k] ) ] )
+  for k in range( mem0.shape[0] ):
+    if N.bits( mem0[k] ).any():
+      reqs.append( Req( 1, k, ( 1 << 32 ) - 1, words( mem0, k ) ) )
+      phases.append( 0 )
+      resps.append( Resp( 0 ) )
+  n_load = len( reqs )
+  for k in range( mem1.shape[0] ):
+    reqs.append( Req( 0, k, 0, 0 ) )
+    phases.append( 2 )
+    resps.append( Resp( words( mem1, k ) ) )
+  return reqs, phases, resps, n_load
+
+
+def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_delay, seed ):
+  T = mk_dma_types( cfg )
+  g = golden_streams( cfg, insts, hbm0, ddr0, rf0 )
+  sources = {
+    "inst": ( InstMsg, [ InstMsg( encode( i ) ) for i in insts ], [ 1 ] * len( insts ) ),
+    "rf_rd_resp": ( T["Entry"], g["rd_resp"], [ 1 ] * len( g["rd_resp"] ) ),
+  }
+  sinks = {
+    "rf_wr": ( T["RFWrite"], g["rf_wr"] ), "w": ( T["W"], g["w"] ),
+    "rf_rd": ( VregT, g["rf_rd"] ), "done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( insts ) ),
+  }
+  n_load = {}
+  for m, m0 in ( ( "hbm", hbm0 ), ( "ddr", ddr0 ) ):
+    H = mk_host_types( T[m] )
+    reqs, phases, resps, n_load[m] = host_msgs( H, m0, g[m] )
+    sources[ f"{m}_host_req" ] = ( H["Req"], reqs, phases )
+    sinks[ f"{m}_host_resp" ] = ( H["Resp"], resps )
+  opts = _plain_opts( cmdline_opts )
+  dut = DMATopRTL( cfg, DMAS[ level ], MEMS[ level ], depth )
+  if translating( level, opts ):
+    dut = WidePortsRTL( dut )
+  th = elaborate_for( DMAHarness( dut, sources, sinks, n_load, len( insts ), max_delay, seed ),
+                      level, opts )
+  n = sum( len( m ) for _, m in sinks.values() )
+  cycles = run_until_done( th, 2000 + 20 * n * ( max_delay + 1 ), f"DMA at {level}",
+                           lambda: ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
+                                              for p, x in th.sinks.items() ) )
+  return cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() }
+
+
+# ---------------------------------------------------------------------------
+
+# (config, memory rows per channel, where the transposed writes go)
+CFGS = {
+  "d32": ( DFXConfig( d=32, l=2, hbm_channels=4 ), 64, 160 ),   # entry 1 word, tile 2
+  "d64": ( DFXConfig( d=64, l=4, hbm_channels=4 ), 128, 200 ),  # entry 2, tile 8 (2 beats)
+}
+
+
+def program( cfg, depth, tr_addr, rng ):
+  """Every op, unaligned addresses, a full zigzag matrix; returns
+  (insts, hbm0, ddr0, rf0)."""
+  d, l = cfg.d, cfg.l
+  EW = d // 32
+  words = depth * 4
+  hbm0 = np.zeros( ( words, 32 ), F16 )
+  ddr0 = np.zeros( ( words, 32 ), F16 )
+  hbm0[ :96 ] = rng.standard_normal( ( 96, 32 ) ).astype( F16 )
+  ddr0[ :64 ] = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
+  rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
+  # a whole matrix in zigzag stream order at an unaligned address
+  rows, cols = d + 5, 2 * l + 1
+  band = band_width( cols, l, cfg.psum_entries )
+  stream = to_stream( rng.standard_normal( ( rows, cols ) ).astype( F16 ), d, l, band )
+  mat_addr = 97
+  hbm0[ mat_addr:mat_addr + stream.size // 32 ] = stream.reshape( -1, 32 )
+  n_vecs = stream.shape[0]
+  insts = [
+    make( D.HBM_READ, rf=0, addr=5, vecs=7 ),
+    make( D.HBM_READ, mpu=1, addr=mat_addr, vecs=n_vecs ),
+    make( D.HBM_READ, mpu=1, addr=3, vecs=3 * l ),
+    make( D.DDR_READ, rf=10, addr=7, vecs=5 ),
+    make( D.HBM_WRITE, rf=8, addr=151 - 2 * EW, vecs=3 ),
+    make( D.DDR_WRITE, rf=10, addr=130, vecs=5 ),
+  ]
+  for pos in ( 0, 5, d - 1, d + 2 ):
+    insts.append( make( D.HBM_WRITE, rf=20 + pos % 3, addr=tr_addr, vecs=1, tr=1, pos=pos ) )
+  insts += [
+    make( D.HBM_READ, rf=30, addr=tr_addr, vecs=6 ),    # reads back what the writes left
+    make( D.DDR_READ, rf=40, addr=131, vecs=2 ),
+  ]
+  return insts, hbm0, ddr0, rf0
+
+
+@pytest.mark.parametrize( "name", sorted( CFGS ) )
+def test_dma_program( name, level, cmdline_opts ):
+  cfg, depth, tr_addr = CFGS[ name ]
+  select_or_skip( level, **DMAS )
+  insts, hbm0, ddr0, rf0 = program( cfg, depth, tr_addr, np.random.default_rng( 7 ) )
+  if python_rtl( level, cmdline_opts ):
+    insts = insts[ :1 ] + insts[ 3:7 ]
+  cycles, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11 )
+  if level == "rtl":
+    cl_cycles, cl_arr = run_program( "cl", {}, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11 )
+    assert arr == cl_arr
+    assert cycles == cl_cycles
