@@ -121,7 +121,7 @@ class RFMProgram:
     return RFMProgram( { **keep( s.sources ), "mpu_w": s.weights }, keep( s.sinks ), s.final )
 
 
-def _vpu_program( rng, cfg, ref, lo, hi, n_insts ):
+def _vpu_insts( rng, cfg, lo, hi, n_insts ):
   """Vector instructions inside entries [lo, hi); dst never overlaps a source
   of the same instruction (the engine may return out[k] before it has taken
   a[k], so an in-place op would depend on timing)."""
@@ -133,30 +133,21 @@ def _vpu_program( rng, cfg, ref, lo, hi, n_insts ):
     regions = rng.permutation( 3 )
     base = [ lo + int( r ) * span for r in regions ]
     src1 = base[0] + int( rng.integers( 0, span - n_chunks( n, d ) + 1 ) )
-    dst = base[2]
-    fields = dict( dst=dst, src1=src1, len=n )
+    fields = dict( dst=base[2], src1=src1, len=n )
     if op in BINARY:
-      bcast = int( rng.integers( 2 ) )
-      fields.update( src2=base[1], bcast=bcast )
+      fields.update( src2=base[1], bcast=int( rng.integers( 2 ) ) )
     insts.append( make( op, **fields ) )
-  out = { "cmd": [], "a": [], "b": [], "out": [] }
-  for inst in insts:
-    cmd, a, b = request_streams( inst, ref )
-    outs = out_messages( inst, ref )
-    write_back( inst, outs, ref )
-    out["cmd"] += cmd; out["a"] += a; out["b"] += b; out["out"] += outs
-  return insts, out
+  return insts
 
 
-def _mpu_program( rng, cfg, ref, in_lo, out_lo, n_insts, chained=False, max_r=3, min_r=1 ):
+def _mpu_insts( rng, cfg, in_lo, out_lo, n_insts, chained=False, max_r=3, min_r=1 ):
   """Matrix instructions reading entries from in_lo (x and bias), each
   writing its own block from out_lo.  `chained`: every second instruction
-  is a chain producer whose result (cols elements) is the next one's x."""
-  d, l = cfg.d, cfg.l
-  insts, out = [], { "cmd": [], "x": [], "bias": [], "w": [], "out": [] }
-  dst = out_lo
+  is a chain producer whose result (cols elements) is the next one's x.
+  Returns the instructions and the first entry after their outputs."""
+  d = cfg.d
+  insts, dst, prev = [], out_lo, None
   max_r = min( max_r, x_buffer_entries( cfg ) )
-  prev = None
   for k in range( n_insts ):
     op, post = MPU_KINDS[ k % len( MPU_KINDS ) ]
     rows = int( rng.integers( ( min_r - 1 ) * d + 1, max_r * d + 1 ) )
@@ -171,34 +162,51 @@ def _mpu_program( rng, cfg, ref, in_lo, out_lo, n_insts, chained=False, max_r=3,
       fields[ "bias" ] = in_lo + int( rng.integers( 0, 3 ) )
     if op == C.MASKEDMM:
       fields.update( scale=0.125, mask=int( rng.integers( 0, cols + 1 ) ) )
-    inst = make( op, **fields )
-    insts.append( inst )
+    insts.append( make( op, **fields ) )
     prev = ( dst + ( post == PostOp.REDMAX ), cols )
     dst += ceil_div( cols, d ) + ( post == PostOp.REDMAX )
+  return insts, dst
+
+
+def _vpu_messages( insts, ref ):
+  out = { "cmd": [], "a": [], "b": [], "out": [] }
+  for inst in insts:
+    cmd, a, b = request_streams( inst, ref )
+    outs = out_messages( inst, ref )
+    write_back( inst, outs, ref )
+    out["cmd"] += cmd; out["a"] += a; out["b"] += b; out["out"] += outs
+  return out
+
+
+def _mpu_messages( rng, cfg, insts, ref ):
+  """Every port's messages; random weights; the results written into ref."""
+  d, l = cfg.d, cfg.l
+  out = { "cmd": [], "x": [], "bias": [], "w": [], "out": [] }
+  for inst in insts:
+    op, post = C( int( inst.hdr.op ) ), int( inst.post )
+    rows, cols = int( inst.rows ), int( inst.cols )
     cmd = mpu_cmd( inst, op )
     x = ref.read_entries( int( inst.src1 ), ceil_div( rows, d ) ).reshape( -1 )
     w = rng.standard_normal( ( rows, cols ) ).astype( F16 )
     bias = ref.read( int( inst.bias ), cols ) if op == C.CONV1D else None
     for port, msgs in mpu_streams( cmd, x, w, bias, cfg ).items():
-      out.setdefault( port, [] ).extend( msgs )
+      out[ port ] += msgs
     band = band_width( cols, l, cfg.psum_entries )
     matrix_op( op, inst, x[ :rows ], to_stream( w, d, l, band ), ref, cfg )
     y_at = int( inst.dst ) + ( post == PostOp.REDMAX )
     top = ref.read( int( inst.dst ), 1 )[0] if post == PostOp.REDMAX else None
     out["out"] += expected_out( cmd, ref.read( y_at, cols ), top, cfg )
-  return insts, out, dst
+  return out
 
 
-def _router_program( rng, cfg, ref, lo, syncs, core_id, cores ):
-  """Syncs from entry lo on: this core's rd packets, the other cores'
-  packets as rf_wr messages in a random order."""
+def _router_messages( rng, cfg, ref, syncs, core_id, cores ):
+  """Syncs [(base, n)]: this core's rd packets, the other cores' packets
+  as rf_wr messages in a random order."""
   Packet = mk_ring_packet( cfg )
   W = cfg.router_words
   insts, out = [], { "cmd": [], "rd": [], "wr": [] }
-  base = lo
-  for n in syncs:
-    inst = make( RouterOp.SYNC, rf=base, len=n )
-    insts.append( inst )
+  for base, n in syncs:
+    insts.append( make( RouterOp.SYNC, rf=base, len=n ) )
     out["cmd"].append( RouterCmd( base, n ) )
     out["rd"] += rd_messages( cfg, ref, base, n, core_id, cores )
     writes = []
@@ -214,8 +222,44 @@ def _router_program( rng, cfg, ref, lo, syncs, core_id, cores ):
     rng.shuffle( writes )
     apply_writes( ref, writes )
     out["wr"] += writes
-    base += ceil_div( cores * n, cfg.d ) + 1
-  return insts, out, base
+  return insts, out
+
+
+def build_program( cfg, ref, vpu=(), mpu=(), syncs=(), core_id=0, cores=None, seed=0 ):
+  """The program of given instructions (syncs as (base, n)) on the register
+  file `ref` (which ends as the sequential FL semantics leave it)."""
+  cores = cfg.cores if cores is None else cores
+  rng = np.random.default_rng( seed )
+  T = mk_rfm_types( cfg )
+  preload = [ T["RFWrite"]( e, [ int( b ) for b in N.bits( ref.mem[ e ] ) ] )
+              for e in range( ref.entries ) ]
+  vmsgs = _vpu_messages( vpu, ref )
+  mmsgs = _mpu_messages( rng, cfg, mpu, ref )
+  ri, rmsgs = _router_messages( rng, cfg, ref, syncs, core_id, cores )
+  words = lambda insts: [ InstMsg( encode( i ) ) for i in insts ]
+  sources = {
+    "rf_wr": ( T["RFWrite"], preload ),
+    "vpu_inst": ( InstMsg, words( vpu ) ), "vpu_out": ( T["Entry"], vmsgs["out"] ),
+    "mpu_inst": ( InstMsg, words( mpu ) ), "mpu_out": ( T["Out"], mmsgs["out"] ),
+    "router_inst": ( InstMsg, words( ri ) ), "router_wr": ( T["Wr"], rmsgs["wr"] ),
+    "rf_rd": ( VregT, [ VregT( e ) for e in range( ref.entries ) ] ),
+  }
+  sinks = {
+    "vpu_cmd": ( VPUCmd, vmsgs["cmd"] ), "vpu_a": ( T["Entry"], vmsgs["a"] ),
+    "vpu_b": ( T["Entry"], vmsgs["b"] ), "vpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( vpu ) ),
+    "mpu_cmd": ( MPUCmd, mmsgs["cmd"] ), "mpu_x": ( T["X"], mmsgs["x"] ),
+    "mpu_bias": ( T["Bias"], mmsgs["bias"] ), "mpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( mpu ) ),
+    "router_cmd": ( T["RCmd"], rmsgs["cmd"] ), "router_rd": ( T["Rd"], rmsgs["rd"] ),
+    "rf_rd_resp": ( T["Entry"], to_msgs( ref.mem, cfg.d ) ),
+  }
+  W = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"]
+  return RFMProgram( sources, sinks, ref, ( W, mmsgs["w"] ) )
+
+
+def random_register_file( cfg, seed ):
+  ref = VectorRegisterFile( cfg.vreg_entries, cfg.d )
+  ref.mem[:] = np.random.default_rng( seed ).standard_normal( ref.mem.shape ).astype( F16 )
+  return ref
 
 
 def rfm_program( cfg, seed=0, core_id=0, cores=None, n_vpu=6, n_mpu=5, syncs=None,
@@ -225,38 +269,19 @@ def rfm_program( cfg, seed=0, core_id=0, cores=None, n_vpu=6, n_mpu=5, syncs=Non
   them, the router after those."""
   cores = cfg.cores if cores is None else cores
   rng = np.random.default_rng( seed )
-  E, d = cfg.vreg_entries, cfg.d
-  T = mk_rfm_types( cfg )
-  ref = VectorRegisterFile( E, d )
-  ref.mem[:] = rng.standard_normal( ref.mem.shape ).astype( F16 )
-  preload = [ T["RFWrite"]( e, [ int( b ) for b in N.bits( ref.mem[ e ] ) ] ) for e in range( E ) ]
-  vi, vmsgs = _vpu_program( rng, cfg, ref, 0, 12, n_vpu )
+  vi = _vpu_insts( rng, cfg, 0, 12, n_vpu )
   # src1 and bias start in [12, 15) and span up to max_r entries
-  mi, mmsgs, r_lo = _mpu_program( rng, cfg, ref, 12, 15 + max_r, n_mpu, chained, max_r,
-                                  min_r )
+  mi, base = _mpu_insts( rng, cfg, 12, 15 + max_r, n_mpu, chained, max_r, min_r )
   if syncs is None:
     syncs = [ int( rng.integers( 1, 2 * cfg.router_words + 2 ) ) for _ in range( 2 ) ]
-  ri, rmsgs, top = _router_program( rng, cfg, ref, r_lo, syncs, core_id, cores )
-  if top > E:
-    raise ValueError( f"rfm_program needs {top} register entries, cfg has {E}" )
-  words = lambda insts: [ InstMsg( encode( i ) ) for i in insts ]
-  sources = {
-    "rf_wr": ( T["RFWrite"], preload ),
-    "vpu_inst": ( InstMsg, words( vi ) ), "vpu_out": ( T["Entry"], vmsgs["out"] ),
-    "mpu_inst": ( InstMsg, words( mi ) ), "mpu_out": ( T["Out"], mmsgs["out"] ),
-    "router_inst": ( InstMsg, words( ri ) ), "router_wr": ( T["Wr"], rmsgs["wr"] ),
-    "rf_rd": ( VregT, [ VregT( e ) for e in range( E ) ] ),
-  }
-  sinks = {
-    "vpu_cmd": ( VPUCmd, vmsgs["cmd"] ), "vpu_a": ( T["Entry"], vmsgs["a"] ),
-    "vpu_b": ( T["Entry"], vmsgs["b"] ), "vpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( vi ) ),
-    "mpu_cmd": ( MPUCmd, mmsgs["cmd"] ), "mpu_x": ( T["X"], mmsgs["x"] ),
-    "mpu_bias": ( T["Bias"], mmsgs["bias"] ), "mpu_done": ( DoneMsg, [ DoneMsg( 1 ) ] * len( mi ) ),
-    "router_cmd": ( T["RCmd"], rmsgs["cmd"] ), "router_rd": ( T["Rd"], rmsgs["rd"] ),
-    "rf_rd_resp": ( T["Entry"], to_msgs( ref.mem, d ) ),
-  }
-  W = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"]
-  return RFMProgram( sources, sinks, ref, ( W, mmsgs["w"] ) )
+  ri = []
+  for n in syncs:
+    ri.append( ( base, n ) )
+    base += ceil_div( cores * n, cfg.d ) + 1
+  if base > cfg.vreg_entries:
+    raise ValueError( f"rfm_program needs {base} register entries, cfg has {cfg.vreg_entries}" )
+  return build_program( cfg, random_register_file( cfg, seed ), vi, mi, ri, core_id, cores,
+                        seed + 1 )
 
 
 class RFMHarness( Component ):
@@ -275,7 +300,8 @@ class RFMHarness( Component ):
       connect_stream( sink.recv, getattr( dut, port ) )
       s.sinks[ port ] = sink
     preloaded = lambda cycle: done_by( s.srcs["rf_wr"], cycle )
-    finished = lambda cycle: all( done_by( x, cycle ) for p, x in s.sinks.items()
+    finished = lambda cycle: preloaded( cycle ) and \
+                             all( done_by( x, cycle ) for p, x in s.sinks.items()
                                   if p != "rf_rd_resp" ) and \
                              all( done_by( s.srcs[ p ], cycle ) for p in program )
     program = [ p for p in PROGRAM if p in s.srcs ]
