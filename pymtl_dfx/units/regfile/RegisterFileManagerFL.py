@@ -2,8 +2,9 @@
 
 At FL the execution units read and write operands through this component's
 `rf` (a `VectorRegisterFile`) directly, whole vectors at a time: that keeps
-a full-size GPT-2 fast at FL.  The CL and RTL managers add the operand
-collectors, ports and double buffering of the hardware.
+a full-size GPT-2 fast at FL.  `RegisterFileManagerStreamFL`, `...CL` and
+`...RTL` are the manager behind its ports (`ports.py`, docs/regfile.md):
+operand collectors, write-back and double buffering.
 """
 
 from pymtl3 import *
