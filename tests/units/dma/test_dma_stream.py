@@ -11,112 +11,38 @@ runs too and every message's arrival cycle must match.
 """
 
 import bisect
-import random
 
 import numpy as np
 import pytest
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import SendIfcRTL
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.compiler.tiling import band_width, to_stream
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.isa import DmaOp as D, encode, make
+from pymtl_dfx.isa import DmaOp as D, encode, make, op_of
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
 from pymtl_dfx.testing.levels import python_rtl
 from pymtl_dfx.testing.src_sink import CheckSinkRTL
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
-from pymtl_dfx.units.dma.DMACL import DMACL, join_elems, split_word
+from pymtl_dfx.units.dma.DMACL import DMACL, join_elems
 from pymtl_dfx.units.dma.DMARTL import DMARTL
 from pymtl_dfx.units.dma.DMAStreamFL import DMAStreamFL
-from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, declare_dma_ports, mk_dma_types
+from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, mk_dma_types
 from pymtl_dfx.units.dma.semantics import dma_op
+from pymtl_dfx.units.dma.top import DMAWithMemories
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
 from pymtl_dfx.units.memory.MemoryFL import MemoryFL
 from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
+from pymtl_dfx.units.memory.harness import GatedSourceRTL
 from pymtl_dfx.units.memory.ports import mk_host_types
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
-from pymtl_dfx.isa import decode, op_of
 
 F16 = np.float16
 DMAS = dict( fl=DMAStreamFL, cl=DMACL, rtl=DMARTL )
 MEMS = dict( fl=MemoryFL, cl=MemoryCL, rtl=MemoryRTL )
 RF_ENTRIES = 64
-
-
-class DMATopRTL( Component ):
-  """The DMA with its two memories; the memories' host ports are the top's."""
-
-  def construct( s, cfg, Dma, Mem, depth ):
-    declare = declare_dma_ports  # the DMA-side ports of the top are the DMA's
-    T = mk_dma_types( cfg )
-    s.dma = Dma( cfg )
-    s.hbm = Mem( T["hbm"], depth )
-    s.ddr = Mem( T["ddr"], depth )
-    s.inst = RecvIfcRTL( InstMsg )
-    s.done = SendIfcRTL( DoneMsg )
-    s.w = SendIfcRTL( T["W"] )
-    s.rf_wr = SendIfcRTL( T["RFWrite"] )
-    s.rf_rd = SendIfcRTL( VregT )
-    s.rf_rd_resp = RecvIfcRTL( T["Entry"] )
-    for p in ( "inst", "done", "w", "rf_wr", "rf_rd", "rf_rd_resp" ):
-      connect( getattr( s, p ), getattr( s.dma, p ) )
-    for m in ( "hbm", "ddr" ):
-      H = mk_host_types( T[m] )
-      mem = getattr( s, m )
-      setattr( s, f"{m}_host_req", RecvIfcRTL( H["Req"] ) )
-      setattr( s, f"{m}_host_resp", SendIfcRTL( H["Resp"] ) )
-      connect( getattr( s, f"{m}_host_req" ), mem.host_req )
-      connect( getattr( s, f"{m}_host_resp" ), mem.host_resp )
-      for c in range( T[m].channels ):
-        connect( getattr( s.dma, f"{m}_req" )[c], mem.req[c] )
-        connect( getattr( s.dma, f"{m}_resp" )[c], mem.resp[c] )
-
-  def line_trace( s ):
-    return s.dma.line_trace()
-
-
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL  # noqa: E402
-
-
-class GatedSource( Component ):
-  """Random-delay source; message i waits until gate(phase[i], cycle) (which
-  looks only at arrivals stamped before `cycle`)."""
-
-  def construct( s, Type, msgs, phases, gate, max_delay=0, seed=0 ):
-    s.send = SendIfcRTL( Type )
-    s.msgs, s.phases = list( msgs ), list( phases )
-    rng = random.Random( seed )
-    s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
-    s.idx = s.wait = s.cycle = 0
-
-    @update_ff
-    def up_gated_src():
-      if s.reset:
-        s.idx, s.cycle = 0, 0
-        s.wait = s.delays[0] if s.delays else 0
-        s.send.val <<= 0
-        return
-      s.cycle += 1
-      if s.send.val & s.send.rdy:
-        s.idx += 1
-        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
-      if s.idx >= len( s.msgs ) or not gate( s.phases[ s.idx ], s.cycle ):
-        s.send.val <<= 0
-      elif s.wait > 0:
-        s.wait -= 1
-        s.send.val <<= 0
-      else:
-        s.send.val <<= 1
-        s.send.msg <<= s.msgs[ s.idx ]
-
-  def done( s ):
-    return s.idx >= len( s.msgs )
-
-  def line_trace( s ):
-    return f"{s.send}"
 
 
 def _before( sink, cycle ):
@@ -149,7 +75,7 @@ class DMAHarness( Component ):
       connect_stream( sink.recv, getattr( dut, port ) )
       s.sinks[ port ] = sink
     for i, ( port, ( Type, msgs, phases ) ) in enumerate( sorted( sources.items() ) ):
-      src = GatedSource( Type, msgs, phases, gate,
+      src = GatedSourceRTL( Type, msgs, phases, gate,
                          max_delay if port == "rf_rd_resp" else 0, seed + 2 * i )
       setattr( s, f"src_{port}", src )
       connect_stream( src.send, getattr( dut, port ) )
@@ -232,7 +158,7 @@ def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_de
     sources[ f"{m}_host_req" ] = ( H["Req"], reqs, phases )
     sinks[ f"{m}_host_resp" ] = ( H["Resp"], resps )
   opts = _plain_opts( cmdline_opts )
-  dut = DMATopRTL( cfg, DMAS[ level ], MEMS[ level ], depth )
+  dut = DMAWithMemories( cfg, DMAS[ level ], MEMS[ level ], depth )
   if translating( level, opts ):
     dut = WidePortsRTL( dut )
   th = elaborate_for( DMAHarness( dut, sources, sinks, n_load, len( insts ), max_delay, seed ),
@@ -343,7 +269,7 @@ def test_bad_instruction_names_the_problem( inst, match, level, cmdline_opts ):
     pytest.skip( "the RTL assumes a valid instruction (FL and CL check it)" )
   cfg, depth, _ = CFGS["d32"]
   T = mk_dma_types( cfg )
-  dut = DMATopRTL( cfg, DMAS[ level ], MEMS[ level ], depth )
+  dut = DMAWithMemories( cfg, DMAS[ level ], MEMS[ level ], depth )
   sources = { "inst": ( InstMsg, [ InstMsg( encode( inst ) ) ], [ 0 ] ),
               "rf_rd_resp": ( T["Entry"], [], [] ) }
   sinks = { "done": ( DoneMsg, [ DoneMsg( 1 ) ] ), "rf_wr": ( T["RFWrite"], [] ),
