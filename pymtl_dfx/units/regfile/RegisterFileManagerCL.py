@@ -181,7 +181,7 @@ class RegisterFileManagerCL( Component ):
         if why:
           raise RFMError( f"vpu_inst {op.mnemonic}: {why}" )
         n = int( inst.len )
-        s.v = _Vector( cmd=vpu_cmd( inst ), src1=int( inst.src1 ), src2=int( inst.src2 ),
+        s.v = _Progress( cmd=vpu_cmd( inst ), src1=int( inst.src1 ), src2=int( inst.src2 ),
                        dst=int( inst.dst ), n_a=n_chunks( n, d ),
                        n_b=n_b_msgs( op, n, int( inst.bcast ), d ), n_o=n_out_msgs( op, n, d ) )
         s.v_state = BUSY
@@ -237,7 +237,7 @@ class RegisterFileManagerCL( Component ):
       elif s.router_inst.val:
         inst, _, _ = decoded( int( s.router_inst.msg ) )
         base, n = int( inst.rf ), int( inst.len )
-        s.r = _Vector( cmd=RouterCmd( base, n ), cmd_pend=True, k=0,
+        s.r = _Progress( cmd=RouterCmd( base, n ), cmd_pend=True, k=0,
                        rd=rd_messages( cfg, s.rf, base, n, core_id, cores ) )
         s.r_busy = True
 
@@ -248,7 +248,7 @@ class RegisterFileManagerCL( Component ):
              f"{_hs( s.mpu_x )}{_hs( s.mpu_out )}" )
 
 
-class _Vector:
+class _Progress:
   """A VPU instruction's (or a sync's) progress."""
 
   def __init__( s, **kw ):
