@@ -20,6 +20,7 @@ class MemoryRTL( Component ):
     host_entries = spec.outstanding if host_entries is None else host_entries
     T, H = declare_memory_ports( s, spec, depth, host_entries )
     C, CB, RB = spec.channels, channel_bits( spec ), spec.row_bits
+    HI = CB + RB                     # the host address's width
     Chan = mk_bits( max( 1, CB ) )
 
     s.chans = [ MemChannelRTL( spec, depth ) for _ in range( C ) ]
@@ -46,7 +47,7 @@ class MemoryRTL( Component ):
       @update
       def up_host_addr():
         s.h_chan @= s.host_req.msg.row[ 0:CB ]
-        s.h_row  @= s.host_req.msg.row[ CB:CB+RB ]
+        s.h_row  @= s.host_req.msg.row[ CB:HI ]
     else:
       @update
       def up_host_addr():

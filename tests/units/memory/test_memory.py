@@ -13,6 +13,7 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from pymtl_dfx.config import MEM_WORD_ELEMS, DFXConfig
+from pymtl_dfx.lib.rate_queue import RateRule, RateRuleError
 from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.testing.levels import python_rtl
 from pymtl_dfx.units.memory.attach import WithMemories
@@ -224,3 +225,8 @@ def test_unit_without_memory_ports_is_named():
 def test_bad_parameters_are_named( kwargs, words ):
   with pytest.raises( MemoryConfigError, match=words ):
     MemoryCL( SPECS["hbm"], **kwargs ).elaborate()
+
+
+def test_bad_rate_rule_is_named():
+  with pytest.raises( RateRuleError, match=r"rate=0 .*latency=0" ):
+    RateRule.of( 0, 1, 0 )
