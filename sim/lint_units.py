@@ -1,8 +1,8 @@
-"""Translate the MPU and VPU engines to Verilog and lint them with Verilator.
+"""Translate every unit's RTL to Verilog and lint it with Verilator.
 
-  python sim/lint_units.py [--d 64 --l 16 --psum 1024] [--units mpu vpu]
+  python sim/lint_units.py [--d 64 --l 16 --psum 1024] [--units mpu vpu ...]
 
-Runs `verilator --lint-only -Wall` on pymtl3's translation of each engine
+Runs `verilator --lint-only -Wall` on pymtl3's translation of each unit
 (wrapped by `WidePortsRTL`, as the Verilator tests and the FPGA kernel see
 it) and prints the warnings by class.  A warning class listed in WAIVED is
 reported but accepted, each with the reason; any other warning makes the
@@ -46,10 +46,30 @@ WAIVED = {
 }
 
 
-def engines( cfg ):
+MEMORY_DEPTH = 64
+
+
+def designs( cfg ):
+  """Every unit's RTL top at `cfg`, by name (the memory is the test memory
+  of the DMA's tests, `MEMORY_DEPTH` rows per channel)."""
+  from pymtl_dfx.units.control.ControlUnitRTL import ControlUnitRTL
+  from pymtl_dfx.units.dma.DMARTL import DMARTL
+  from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
+  from pymtl_dfx.units.memory.msgs import memory_spec
   from pymtl_dfx.units.mpu.MPUEngineRTL import MPUEngineRTL
+  from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
+  from pymtl_dfx.units.router.RouterRTL import RouterRTL
   from pymtl_dfx.units.vpu.VPUEngineRTL import VPUEngineRTL
-  return { "mpu": lambda: MPUEngineRTL( cfg ), "vpu": lambda: VPUEngineRTL( cfg.d, cfg ) }
+  return {
+    "mpu": lambda: MPUEngineRTL( cfg ),
+    "vpu": lambda: VPUEngineRTL( cfg.d, cfg ),
+    "control": lambda: ControlUnitRTL( cfg ),
+    "router": lambda: RouterRTL( cfg, 0, 4 ),
+    "hbm": lambda: MemoryRTL( memory_spec( cfg, "hbm" ), MEMORY_DEPTH ),
+    "ddr": lambda: MemoryRTL( memory_spec( cfg, "ddr" ), MEMORY_DEPTH ),
+    "dma": lambda: DMARTL( cfg ),
+    "rfm": lambda: RegisterFileManagerRTL( cfg ),
+  }
 
 
 def translate( make, out_dir ):
@@ -88,14 +108,18 @@ def main():
   ap.add_argument( "--d", type=int, default=64 )
   ap.add_argument( "--l", type=int, default=16 )
   ap.add_argument( "--psum", type=int, default=1024 )
-  ap.add_argument( "--units", nargs="+", default=[ "mpu", "vpu" ] )
+  ap.add_argument( "--units", nargs="+", default=[ "mpu", "vpu", "control", "router",
+                                                   "hbm", "ddr", "dma", "rfm" ] )
+  ap.add_argument( "--vreg", type=int, default=None,
+                   help="register file entries (default: DFXConfig's)" )
   ap.add_argument( "--out", default="build/lint" )
   args = ap.parse_args()
-  cfg = DFXConfig( d=args.d, l=args.l, psum_entries=args.psum )
+  cfg = DFXConfig( d=args.d, l=args.l, psum_entries=args.psum,
+                   **( { "vreg_entries": args.vreg } if args.vreg else {} ) )
   os.makedirs( args.out, exist_ok=True )
   bad = False
   for unit in args.units:
-    path, top = translate( engines( cfg )[ unit ], args.out )
+    path, top = translate( designs( cfg )[ unit ], args.out )
     classes, errors, text = lint( path, top )
     lines = sum( 1 for _ in open( path ) )
     print( f"## {unit} (d={cfg.d}, l={cfg.l}, psum={cfg.psum_entries}): {path}, {lines} lines" )

@@ -31,14 +31,24 @@ def is_wide( Type ):
   return hasattr( Type, "__bitstruct_fields__" ) and Type.nbits > BITS_LIMIT
 
 
+def _direction( obj ):
+  """True for a receiving interface, False for a sending one, else None."""
+  if isinstance( obj, RecvIfcRTL ):
+    return True
+  if isinstance( obj, SendIfcRTL ):
+    return False
+  return None
+
+
 def stream_ports( component ):
-  """The component's val/rdy interfaces, name -> (interface, is_recv)."""
+  """The component's val/rdy interfaces and lists of them (e.g. one per
+  memory channel), name -> (interface or list, is_recv)."""
   ports = {}
   for name, obj in sorted( vars( component ).items() ):
-    if isinstance( obj, RecvIfcRTL ):
-      ports[ name ] = ( obj, True )
-    elif isinstance( obj, SendIfcRTL ):
-      ports[ name ] = ( obj, False )
+    first = obj[0] if isinstance( obj, list ) and obj else obj
+    is_recv = _direction( first )
+    if is_recv is not None:
+      ports[ name ] = ( obj, is_recv )
   return ports
 
 
@@ -85,17 +95,21 @@ class WidePortsRTL( Component ):
     s.dut = dut
     s.wide = []
     for name, ( ifc, is_recv ) in stream_ports( dut ).items():
-      Type = ifc.msg._dsl.Type
-      if is_wide( Type ):
-        outer = FieldRecvIfcRTL( Type ) if is_recv else FieldSendIfcRTL( Type )
-        setattr( s, name, outer )
-        connect_fields( ifc.msg, outer )
-        connect( ifc.val, outer.val )
-        connect( ifc.rdy, outer.rdy )
+      inner = ifc if isinstance( ifc, list ) else [ ifc ]
+      outer = [ s._outer( x, is_recv ) for x in inner ]
+      # attached before connected: pymtl3 connects only named objects
+      setattr( s, name, outer if isinstance( ifc, list ) else outer[0] )
+      for i, o in zip( inner, outer ):
+        connect_stream( i, o )
+      if is_wide( inner[0].msg._dsl.Type ):
         s.wide.append( name )
-      else:
-        setattr( s, name, RecvIfcRTL( Type ) if is_recv else SendIfcRTL( Type ) )
-        connect( getattr( s, name ), ifc )
+
+  @staticmethod
+  def _outer( ifc, is_recv ):
+    Type = ifc.msg._dsl.Type
+    if is_wide( Type ):
+      return FieldRecvIfcRTL( Type ) if is_recv else FieldSendIfcRTL( Type )
+    return RecvIfcRTL( Type ) if is_recv else SendIfcRTL( Type )
 
   def line_trace( s ):
     return s.dut.line_trace()
