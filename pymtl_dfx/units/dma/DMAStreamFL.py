@@ -180,5 +180,5 @@ class DMAStreamFL( Component ):
 
   def line_trace( s ):
     st = s.st
-    st = "D" if st.done_pending else ( "A" if st.active else " " )
-    return f"({st}{len( st.out )})"
+    state = "D" if st.done_pending else ( "A" if st.active else " " )
+    return f"({state}{len( st.out )})"

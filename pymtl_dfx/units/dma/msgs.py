@@ -14,7 +14,12 @@
                    elements), entries rf, rf+1, ... in order.
   rf_rd / rf_rd_resp  writes from the register file: the DMA sends entry
                    addresses (`VregT`) and the manager answers each with the
-                   entry's d elements (`mk_fp16_vec(d)`), in order.
+                   entry's d elements (`mk_fp16_vec(d)`), in order.  The DMA
+                   sends all `vecs` addresses without waiting for answers and
+                   takes exactly `vecs` answers.
+
+The timing of each port and what the DMA does in between: docs/dma.md and
+`streams.py`.
 
 A d-element entry is d/32 consecutive words, so the DMA needs d to be a
 multiple of 32 (`check_dma_config`).
