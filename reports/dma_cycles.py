@@ -2,7 +2,7 @@
 CL DMA with CL memories (DMACL + MemoryCL, cycle-exact with DMARTL +
 MemoryRTL: tests/units/dma/test_dma_stream.py asserts it).
 
-  python reports/dma_cycles.py [--skip-matrix]
+  python reports/dma_cycles.py [--skip-matrix] [--rtl]
 
 Each row runs one instruction alone: the command source and every sink are
 always ready (rf_rd_resp offers each entry at once), the memories hold
@@ -12,10 +12,12 @@ arrives.  first: cycles to the first output (reads).  per unit: the
 steady gap between outputs (last - first) / (units - 1).  B/cycle: the
 instruction's FP16 payload (a transposed write moves one element per word
 write) over its cycles, against HBM's peak of hbm_channels x 64 B (DDR
-rows in parentheses).  The table goes to stdout and build/reports/dma_cycles.md.
+rows in parentheses).  RTL: with --rtl, the same run of DMARTL + MemoryRTL
+in Verilator (asserted equal to the CL's cycles and output stamps).  The table goes to stdout and build/reports/dma_cycles.md.
 """
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -28,17 +30,21 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL  # noqa: E402
 
 from pymtl_dfx.config import FP16_BYTES, MEM_WORD_BYTES, DFXConfig  # noqa: E402
 from pymtl_dfx.isa import DmaOp as D, encode, make  # noqa: E402
-from pymtl_dfx.testing.harness import elaborate_for, run_until_done  # noqa: E402
+from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done  # noqa: E402
+from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream  # noqa: E402
 from pymtl_dfx.testing.src_sink import DelaySourceRTL  # noqa: E402
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg  # noqa: E402
 from pymtl_dfx.units.dma.DMACL import DMACL  # noqa: E402
 from pymtl_dfx.units.dma.msgs import VregT, mk_dma_types  # noqa: E402
 from pymtl_dfx.units.dma.streams import geometry  # noqa: E402
 from pymtl_dfx.units.dma.top import DMAWithMemories  # noqa: E402
+from pymtl_dfx.units.dma.DMARTL import DMARTL  # noqa: E402
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL  # noqa: E402
+from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL  # noqa: E402
 from pymtl_dfx.units.memory.ports import mk_host_types  # noqa: E402
 
 DEPTH = 16      # rows per channel: addresses alias into them (contents are not the point)
+MODELS = { "cl": ( DMACL, MemoryCL ), "rtl": ( DMARTL, MemoryRTL ) }
 
 
 class CountSink( Component ):
@@ -71,15 +77,16 @@ class CountSink( Component ):
 
 class Bench( Component ):
 
-  def construct( s, cfg, inst, n_out, port ):
+  def construct( s, cfg, inst, n_out, port, level ):
     T = mk_dma_types( cfg )
-    s.dut = DMAWithMemories( cfg, DMACL, MemoryCL, DEPTH )
+    dut = DMAWithMemories( cfg, *MODELS[ level ], DEPTH )
+    s.dut = WidePortsRTL( dut ) if level == "rtl" else dut
     vecs = int( inst.vecs )
     s.src_inst = DelaySourceRTL( InstMsg, [ InstMsg( encode( inst ) ) ] )
     writes = inst.hdr.op in ( D.HBM_WRITE, D.DDR_WRITE )
     s.src_rd = DelaySourceRTL( T["Entry"], [ T["Entry"]() for _ in range( vecs if writes else 0 ) ] )
-    s.src_inst.send //= s.dut.inst
-    s.src_rd.send //= s.dut.rf_rd_resp
+    connect_stream( s.src_inst.send, s.dut.inst )
+    connect_stream( s.src_rd.send, s.dut.rf_rd_resp )
     counts = { "done": 1, "rf_wr": 0, "w": 0, "rf_rd": vecs if writes else 0 }
     if port:
       counts[ port ] = n_out
@@ -88,7 +95,7 @@ class Bench( Component ):
     for p, n in counts.items():
       k = CountSink( types[p], n )
       setattr( s, f"sink_{p}", k )
-      k.recv //= getattr( s.dut, p )
+      connect_stream( k.recv, getattr( s.dut, p ) )
       s.sinks[p] = k
     for m in ( "hbm", "ddr" ):
       H = mk_host_types( T[m] )
@@ -96,8 +103,8 @@ class Bench( Component ):
       h_sink = CountSink( H["Resp"], 0 )
       setattr( s, f"src_{m}_host", h_src )
       setattr( s, f"sink_{m}_host", h_sink )
-      h_src.send //= getattr( s.dut, f"{m}_host_req" )
-      h_sink.recv //= getattr( s.dut, f"{m}_host_resp" )
+      connect_stream( h_src.send, getattr( s.dut, f"{m}_host_req" ) )
+      connect_stream( h_sink.recv, getattr( s.dut, f"{m}_host_resp" ) )
 
   def done( s ):
     return all( k.done() for k in s.sinks.values() )
@@ -106,8 +113,11 @@ class Bench( Component ):
     return s.dut.line_trace()
 
 
-def run( cfg, inst, n_out=0, port=None ):
-  th = elaborate_for( Bench( cfg, inst, n_out, port ), "cl", {} )
+def run( cfg, inst, n_out=0, port=None, level="cl" ):
+  """(cycles, output arrival stamps); level "rtl" runs DMARTL + MemoryRTL in
+  Verilator."""
+  opts = _plain_opts( { "test_verilog": "zeros" } if level == "rtl" else {} )
+  th = elaborate_for( Bench( cfg, inst, n_out, port, level ), level, opts )
   run_until_done( th, 100_000 + 10 * n_out, "DMA", lambda: "" )
   done = th.sinks["done"].arrivals[0]
   start = 1        # the source offers the instruction in cycle 1 and it is taken
@@ -115,7 +125,7 @@ def run( cfg, inst, n_out=0, port=None ):
   return done - start, out
 
 
-def rows( cfg, skip_matrix ):
+def rows( cfg, skip_matrix, rtl_too ):
   d, l = cfg.d, cfg.l
   hd = 64                                 # GPT-2's head width
   peak = cfg.hbm_bytes_per_cycle
@@ -124,10 +134,15 @@ def rows( cfg, skip_matrix ):
   def add( what, inst, units, port, elems, on_hbm=True ):
     t0 = time.time()
     cycles, arr = run( cfg, inst, units, port )
+    rtl = ""
+    if rtl_too and ( units <= 64 ):
+      r_cycles, r_arr = run( cfg, inst, units, port, "rtl" )
+      assert ( r_cycles, r_arr ) == ( cycles, arr ), f"{what}: RTL {r_cycles} != CL {cycles}"
+      rtl = r_cycles
     first = ( arr[0] - 1 ) if arr else None
     gap = ( arr[-1] - arr[0] ) / ( len( arr ) - 1 ) if len( arr ) > 1 else None
     bpc = elems * FP16_BYTES / cycles
-    out.append( ( what, cycles, first, gap, f"{bpc:,.0f}" if on_hbm else f"({bpc:,.0f} DDR)",
+    out.append( ( what, cycles, rtl, first, gap, f"{bpc:,.0f}" if on_hbm else f"({bpc:,.0f} DDR)",
                   f"{bpc / peak:.0%}" if on_hbm else "", time.time() - t0 ) )
 
   for n in ( 1, 8, 64, 512 ):
@@ -154,7 +169,7 @@ def rows( cfg, skip_matrix ):
   return out
 
 
-def table( cfg, skip_matrix=False ):
+def table( cfg, skip_matrix=False, rtl_too=False ):
   g = geometry( cfg )
   lines = [
     f"config: d={cfg.d}, l={cfg.l}, {cfg.hbm_channels} HBM channels x {MEM_WORD_BYTES} B "
@@ -162,11 +177,11 @@ def table( cfg, skip_matrix=False ):
     f"DDR {cfg.ddr_channels} ports at {cfg.ddr_words_per_channel_cycle} words/cycle, latency "
     f"{cfg.ddr_latency_cycles}; entry {g.entry_words} words, tile {g.tile_words} words",
     "",
-    "| instruction | cycles | first out | cycles/unit | B/cycle | of HBM peak | s |",
-    "|---|--:|--:|--:|--:|--:|--:|",
+    "| instruction | cycles | RTL | first out | cycles/unit | B/cycle | of HBM peak | s |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|",
   ]
-  for what, cycles, first, gap, bpc, frac, secs in rows( cfg, skip_matrix ):
-    lines.append( f"| {what} | {cycles} | {first if first is not None else ''} | "
+  for what, cycles, rtl, first, gap, bpc, frac, secs in rows( cfg, skip_matrix, rtl_too ):
+    lines.append( f"| {what} | {cycles} | {rtl} | {first if first is not None else ''} | "
                   f"{f'{gap:.2f}' if gap is not None else ''} | {bpc} | {frac} | {secs:.1f} |" )
   return "\n".join( lines )
 
@@ -175,9 +190,14 @@ if __name__ == "__main__":
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
   ap.add_argument( "--skip-matrix", action="store_true",
                    help="leave out the 4,096-tile matrix (the slowest row)" )
+  ap.add_argument( "--rtl", action="store_true",
+                   help="also run DMARTL + MemoryRTL in Verilator on the rows of at most 64 "
+                        "units (one build of about 2 minutes here), asserting the CL's cycles" )
   a = ap.parse_args()
-  text = table( DFXConfig(), a.skip_matrix )
   out = ROOT / "build" / "reports"
-  out.mkdir( parents=True, exist_ok=True )
+  vdir = out / "verilator"
+  vdir.mkdir( parents=True, exist_ok=True )
+  os.chdir( vdir )       # pymtl3 writes the translated model to the cwd
+  text = table( DFXConfig(), a.skip_matrix, a.rtl )
   ( out / "dma_cycles.md" ).write_text( text + "\n" )
   print( text )
