@@ -45,6 +45,12 @@ MEMS = dict( fl=MemoryFL, cl=MemoryCL, rtl=MemoryRTL )
 RF_ENTRIES = 64
 
 
+def busy_words( depth ):
+  """The top 8 words (no instruction touches them), each read 3 times by
+  the host while the program runs."""
+  return [ depth * 4 - 8 + k for k in ( 3, 0, 5, 1, 6, 2, 7, 4 ) * 3 ]
+
+
 def _before( sink, cycle ):
   return bisect.bisect_left( sink.arrivals, cycle )
 
@@ -69,8 +75,7 @@ class DMAHarness( Component ):
       return loaded and _before( s.sinks["done"], cycle ) >= n_done
 
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( sinks.items() ) ):
-      sink = CheckSinkRTL( Type, msgs, max_delay if port in ( "rf_wr", "w", "rf_rd" ) else 0,
-                           seed + 2 * i + 1 )
+      sink = CheckSinkRTL( Type, msgs, 0 if port == "done" else max_delay, seed + 2 * i + 1 )
       setattr( s, f"sink_{port}", sink )
       connect_stream( sink.recv, getattr( dut, port ) )
       s.sinks[ port ] = sink
@@ -117,10 +122,14 @@ def golden_streams( cfg, insts, hbm0, ddr0, rf0 ):
   return dict( rf_wr=rf_wr, w=w, rf_rd=rf_rd, rd_resp=rd_resp, hbm=hbm, ddr=ddr )
 
 
-def host_msgs( H, mem0, mem1, changed_only=False ):
-  """Loads of mem0's nonzero words (phase 0), then reads of every word
-  (phase 2; only the words that changed with `changed_only`) expecting
-  mem1; returns (reqs, phases, expected responses, number of loads)."""
+def host_msgs( H, mem0, mem1, changed_only=False, busy=() ):
+  """Loads of mem0's nonzero words (phase 0); reads of the words `busy`
+  while the instructions run (phase 1: they compete with the DMA for the
+  channels, and a host response at a channel's head holds the DMA's behind
+  it, so the host sink's random delays become random memory delays); then
+  reads of every word (phase 2; only the words that changed with
+  `changed_only`) expecting mem1.  Returns (reqs, phases, expected
+  responses, number of loads)."""
   Req, Resp = H["Req"], H["Resp"]
   reqs, phases, resps = [], [], []
   words = lambda a, k: join_elems( [ int( x ) for x in N.bits( a[k] ) ] )
@@ -130,6 +139,11 @@ def host_msgs( H, mem0, mem1, changed_only=False ):
       phases.append( 0 )
       resps.append( Resp( 0 ) )
   n_load = len( reqs )
+  for k in busy:
+    assert np.array_equal( N.bits( mem0[k] ), N.bits( mem1[k] ) ), "the program touches a busy word"
+    reqs.append( Req( 0, k, 0, 0 ) )
+    phases.append( 1 )
+    resps.append( Resp( words( mem0, k ) ) )
   for k in range( mem1.shape[0] ):
     if changed_only and np.array_equal( N.bits( mem0[k] ), N.bits( mem1[k] ) ):
       continue
@@ -140,7 +154,7 @@ def host_msgs( H, mem0, mem1, changed_only=False ):
 
 
 def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_delay, seed,
-                 changed_only=False ):
+                 changed_only=False, busy=() ):
   T = mk_dma_types( cfg )
   g = golden_streams( cfg, insts, hbm0, ddr0, rf0 )
   sources = {
@@ -154,7 +168,7 @@ def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_de
   n_load = {}
   for m, m0 in ( ( "hbm", hbm0 ), ( "ddr", ddr0 ) ):
     H = mk_host_types( T[m] )
-    reqs, phases, resps, n_load[m] = host_msgs( H, m0, g[m], changed_only )
+    reqs, phases, resps, n_load[m] = host_msgs( H, m0, g[m], changed_only, busy )
     sources[ f"{m}_host_req" ] = ( H["Req"], reqs, phases )
     sinks[ f"{m}_host_resp" ] = ( H["Resp"], resps )
   opts = _plain_opts( cmdline_opts )
@@ -189,6 +203,9 @@ def program( cfg, depth, tr_addr, rng ):
   ddr0 = np.zeros( ( words, 32 ), F16 )
   hbm0[ :96 ] = rng.standard_normal( ( 96, 32 ) ).astype( F16 )
   ddr0[ :64 ] = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
+  busy = busy_words( depth )
+  hbm0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  ddr0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
   # a whole matrix in zigzag stream order at an unaligned address
   rows, cols = d + 5, 2 * l + 1
@@ -228,10 +245,10 @@ def test_dma_program( name, level, cmdline_opts ):
       pytest.skip( "Python RTL runs the d=32 sample; --test-verilog runs this program" )
     insts = [ insts[i] for i in ( 0, 2, 5, 8 ) ]
   cycles, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11,
-                             sample )
+                             sample, busy_words( depth ) )
   if level == "rtl":
     cl_cycles, cl_arr = run_program( "cl", {}, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11,
-                                     sample )
+                                     sample, busy_words( depth ) )
     assert arr == cl_arr
     assert cycles == cl_cycles
 
