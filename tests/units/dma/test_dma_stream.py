@@ -299,3 +299,58 @@ def test_bad_instruction_names_the_problem( inst, match, level, cmdline_opts ):
                       _plain_opts( cmdline_opts ) )
   with pytest.raises( DMAConfigError, match=match ):
     run_until_done( th, 100, "DMA", lambda: "" )
+
+
+def random_program( cfg, depth, rng, n=12 ):
+  """n random instructions of every op within the memories (below the busy
+  words) and the register file; memories full of random words."""
+  d, l = cfg.d, cfg.l
+  EW = d // 32
+  words = depth * 4 - 8
+  hbm0 = rng.standard_normal( ( depth * 4, 32 ) ).astype( F16 )
+  ddr0 = rng.standard_normal( ( depth * 4, 32 ) ).astype( F16 )
+  rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
+  insts = []
+  for _ in range( n ):
+    kind = rng.integers( 6 )
+    vecs = int( rng.integers( 1, 9 ) )
+    rf = int( rng.integers( 0, RF_ENTRIES - vecs + 1 ) )
+    addr = int( rng.integers( 0, words - vecs * EW + 1 ) )
+    if kind == 0:
+      insts.append( make( D.HBM_READ, rf=rf, addr=addr, vecs=vecs ) )
+    elif kind == 1:
+      vecs = l * int( rng.integers( 1, 5 ) )
+      insts.append( make( D.HBM_READ, mpu=1, addr=int( rng.integers( 0, words - vecs * EW ) ),
+                          vecs=vecs ) )
+    elif kind == 2:
+      insts.append( make( D.DDR_READ, rf=rf, addr=addr, vecs=vecs ) )
+    elif kind == 3:
+      insts.append( make( D.HBM_WRITE, rf=rf, addr=addr, vecs=vecs ) )
+    elif kind == 4:
+      insts.append( make( D.DDR_WRITE, rf=rf, addr=addr, vecs=vecs ) )
+    else:
+      vecs = int( rng.integers( 1, 3 ) )
+      span = -( -vecs * d // l ) * l * EW       # words of one row chunk of the region
+      chunks = max( 1, min( 2, ( words - 1 ) // span ) )
+      pos = int( rng.integers( 0, chunks * d ) )
+      top = words - ( pos // d + 1 ) * span
+      insts.append( make( D.HBM_WRITE, rf=rf, addr=int( rng.integers( 0, top + 1 ) ),
+                          vecs=vecs, tr=1, pos=pos ) )
+  return insts, hbm0, ddr0, rf0
+
+
+@pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ) ] )
+def test_dma_random_program( name, seed, level, cmdline_opts ):
+  """Random instructions (every op, random addresses, sizes, rf entries and
+  token positions) against dma_op; at RTL (Verilator) also CL == RTL."""
+  select_or_skip( level, **DMAS )
+  if python_rtl( level, cmdline_opts ):
+    pytest.skip( "Python RTL runs the d=32 sample of test_dma_program; --test-verilog runs this" )
+  cfg, depth, _ = CFGS[ name ]
+  insts, hbm0, ddr0, rf0 = random_program( cfg, depth, np.random.default_rng( seed ) )
+  busy = busy_words( depth )
+  cycles, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 2, seed,
+                             busy=busy )
+  if level == "rtl":
+    assert ( cycles, arr ) == run_program( "cl", {}, cfg, depth, insts, hbm0, ddr0, rf0, 2, seed,
+                                           busy=busy )
