@@ -13,29 +13,10 @@ from ..memory.msgs import ALL_ELEMS
 from .DMAReadRTL import check_channels, read_sizes
 from .DMAWriteRTL import write_sizes
 from .msgs import VregT, declare_dma_ports
-from .streams import check_inst, geometry, is_ddr, tr_word0
+from .DMARTL import _hs
+from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 
 ELEMS = MEM_WORD_ELEMS
-ELEM_MASK = ( 1 << 16 ) - 1
-
-
-def split_word( word ):
-  """A 512-bit word as 32 FP16 values (element k = bits [16k, 16k+16))."""
-  w = int( word )
-  return [ ( w >> ( 16 * k ) ) & ELEM_MASK for k in range( ELEMS ) ]
-
-
-def join_elems( elems ):
-  w = 0
-  for k, x in enumerate( elems ):
-    w |= int( x ) << ( 16 * k )
-  return w
-
-
-def _hs( ifc ):
-  if ifc.val and ifc.rdy:
-    return "*"
-  return "#" if ifc.val else "."
 
 
 class ReadEngineCL:

@@ -186,7 +186,7 @@ class DMARTL( Component ):
   def construct( s, cfg ):
     T = declare_dma_ports( s, cfg )
     g = geometry( cfg )
-    d, EW, TW = g.d, g.entry_words, g.tile_words
+    d, EW = g.d, g.entry_words
     ELEMS = MEM_WORD_ELEMS
 
     s.ctrl = DMACtrlRTL( cfg )

@@ -105,10 +105,9 @@ class DMAReadRTL( Component ):
       s.beat_t[i] //= BeatT( i // P_t )
       s.sel_e[i] //= IdxT( i % P_e )
       s.sel_t[i] //= IdxT( i % P_t )
-    has_e = [ Wire() for _ in range( BUFW ) ]
-    s.has_e = has_e
+    s.has_e = [ Wire() for _ in range( BUFW ) ]    # word i is part of an entry
     for i in range( BUFW ):
-      has_e[i] //= Bits1( i < U_e )
+      s.has_e[i] //= Bits1( i < U_e )
 
     for c in range( C ):
       s.resp_val[c] //= s.resp[c].val

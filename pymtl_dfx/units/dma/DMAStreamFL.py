@@ -14,9 +14,8 @@ from ...isa import DmaOp as D
 from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
 from ..memory.msgs import ALL_ELEMS
-from .DMACL import join_elems, split_word
 from .msgs import VregT, declare_dma_ports
-from .streams import check_inst, geometry, is_ddr, tr_word0
+from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 
 ELEMS = MEM_WORD_ELEMS
 

@@ -21,10 +21,13 @@ from each of P consecutive channels, through a rotation; a write beat sends
 
 from dataclasses import dataclass
 
-from ...config import MEM_WORD_ELEMS
+from ...config import FP16_BITS, MEM_WORD_ELEMS
 from ...isa import DmaOp as D
 from ..memory.msgs import memory_spec
 from .msgs import DMAConfigError, check_dma_config
+
+
+ELEM_MASK = ( 1 << FP16_BITS ) - 1
 
 
 def log2( x ):
@@ -38,9 +41,6 @@ class DmaGeometry:
   l: int
   entry_words: int      # EW: words of one d-element register entry
   tile_words: int       # TW: words of one d x l weight tile
-
-  def channels( s, spec ):
-    return spec.channels
 
   def read_beat( s, C, unit_words ):
     return min( C, unit_words )
@@ -64,8 +64,19 @@ def is_ddr( op ):
   return op in ( D.DDR_READ, D.DDR_WRITE )
 
 
-def is_read( op ):
-  return op in ( D.HBM_READ, D.DDR_READ )
+def split_word( word ):
+  """A memory word as its MEM_WORD_ELEMS FP16 bit patterns (element k =
+  bits [16k, 16k+16), `memory.msgs`)."""
+  w = int( word )
+  return [ ( w >> ( FP16_BITS * k ) ) & ELEM_MASK for k in range( MEM_WORD_ELEMS ) ]
+
+
+def join_elems( elems ):
+  """The inverse of `split_word`."""
+  w = 0
+  for k, x in enumerate( elems ):
+    w |= int( x ) << ( FP16_BITS * k )
+  return w
 
 
 def tr_base_vector( cfg, vecs, pos ):

@@ -26,7 +26,8 @@ from pymtl_dfx.testing.levels import python_rtl
 from pymtl_dfx.testing.src_sink import CheckSinkRTL
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
-from pymtl_dfx.units.dma.DMACL import DMACL, join_elems
+from pymtl_dfx.units.dma.DMACL import DMACL
+from pymtl_dfx.units.dma.streams import join_elems
 from pymtl_dfx.units.dma.DMARTL import DMARTL
 from pymtl_dfx.units.dma.DMAStreamFL import DMAStreamFL
 from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, mk_dma_types
@@ -102,7 +103,7 @@ def golden_streams( cfg, insts, hbm0, ddr0, rf0 ):
   rf = VectorRegisterFile( RF_ENTRIES, cfg.d )
   rf.write( 0, rf0 )
   rf_wr, w, rf_rd, rd_resp = [], [], [], []
-  d, l = cfg.d, cfg.l
+  l = cfg.l
   bits = lambda a: [ int( x ) for x in N.bits( a.reshape( -1 ) ) ]
   for inst in insts:
     op = op_of( inst )
