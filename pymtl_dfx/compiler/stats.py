@@ -5,7 +5,6 @@ what the hardware executes.  FLOPs count a multiply-add as 2 and every
 element of a vector operation as 1; bytes count FP16 elements as 2.
 """
 
-from collections import defaultdict
 
 from ..isa import ComputeOp as C, DmaOp as D, Kind, op_of
 

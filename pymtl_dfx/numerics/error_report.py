@@ -6,13 +6,12 @@ docs/numerics.md carries (a test checks the two agree).  An error in ulps is
 subnormal range); inputs whose exact result overflows FP16 are left out.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import tables
-from .fp16 import F16, from_bits
+from .fp16 import from_bits
 
 
 @dataclass

@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from .fp16 import (CANONICAL_NAN, EXP_BIAS, F16, F32, MANT_BITS, MANT_MASK,
-                   canonical, fields, from_bits, mul, normalise, add, sub)
+from .fp16 import (CANONICAL_NAN, EXP_BIAS, F16, F32, MANT_BITS,
+                   fields, from_bits, mul, normalise, add, sub)
 
 # exp: exponent window that needs the tables.  |x| < 2^-12 rounds to exactly
 # 1.0; |x| >= 32 is +inf (x > 0) or +0 (x < 0).

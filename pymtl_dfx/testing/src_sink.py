@@ -16,33 +16,43 @@ class StreamSinkError( AssertionError ):
 
 
 class DelaySourceRTL( Component ):
+  """Sends `msgs`, each after a random delay of 0..max_delay cycles.  With
+  `gate`, message i also waits until `gate( phases[i], cycle )` holds, so a
+  test can sequence phases (load, run, read back); a gate must look at
+  other parts only through `done_by`, which does not depend on the order
+  pymtl3 runs their blocks in.  `sent` holds each message's acceptance
+  cycle, counted like CheckSinkRTL's arrivals."""
 
-  def construct( s, Type, msgs, max_delay=0, seed=0 ):
+  def construct( s, Type, msgs, max_delay=0, seed=0, gate=None, phases=None ):
     s.send = SendIfcRTL( Type )
     s.msgs = list( msgs )
+    s.phases = list( phases ) if phases is not None else [ None ] * len( s.msgs )
+    s.gate = gate
     rng = random.Random( seed )
     s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
-    s.idx = 0
-    s.wait = 0
+    s.idx = s.wait = s.cycle = 0
+    s.sent = []
 
     @update_ff
     def up_src():
       if s.reset:
-        s.idx = 0
+        s.idx, s.cycle, s.sent = 0, 0, []
         s.wait = s.delays[0] if s.delays else 0
         s.send.val <<= 0
+        return
+      s.cycle += 1
+      if s.send.val & s.send.rdy:
+        s.sent.append( s.cycle )
+        s.idx += 1
+        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
+      if s.idx >= len( s.msgs ) or ( s.gate and not s.gate( s.phases[ s.idx ], s.cycle ) ):
+        s.send.val <<= 0
+      elif s.wait > 0:
+        s.wait -= 1
+        s.send.val <<= 0
       else:
-        if s.send.val & s.send.rdy:
-          s.idx += 1
-          s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
-        if s.wait > 0:
-          s.wait -= 1
-          s.send.val <<= 0
-        elif s.idx < len( s.msgs ):
-          s.send.val <<= 1
-          s.send.msg <<= s.msgs[ s.idx ]
-        else:
-          s.send.val <<= 0
+        s.send.val <<= 1
+        s.send.msg <<= s.msgs[ s.idx ]
 
   def done( s ):
     return s.idx >= len( s.msgs )
@@ -93,3 +103,10 @@ class CheckSinkRTL( Component ):
 
   def line_trace( s ):
     return f"{s.recv}"
+
+
+def done_by( part, cycle ):
+  """Whether a source or sink had sent / received all its messages before
+  `cycle` (true for the same cycles whichever block pymtl3 runs first)."""
+  stamps = part.sent if isinstance( part, DelaySourceRTL ) else part.arrivals
+  return part.done() and ( not stamps or stamps[-1] < cycle )

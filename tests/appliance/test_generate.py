@@ -13,7 +13,7 @@ from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.compiler.stats import CLASSES
 from pymtl_dfx.config import DFXConfig, GPT2Config, gpt2_preset
 from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
-from pymtl_dfx.isa import Kind, RouterOp
+from pymtl_dfx.isa import Kind
 
 
 def run_both( weights16, dfx, cores, prompt, n_new, level="fl" ):

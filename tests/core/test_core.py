@@ -1,7 +1,6 @@
 """A core runs an assembled program: control, DMA, MPU, VPU and RF together."""
 
 import numpy as np
-import pytest
 from pymtl3 import DefaultPassGroup
 
 from pymtl_dfx import numerics as N

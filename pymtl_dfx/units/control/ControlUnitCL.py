@@ -34,7 +34,6 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...config import DFXConfig
-from ...isa import Kind
 from .ControlUnitFL import UNITS, unit_of
 from .decode_cache import decoded
 from .footprint import footprint_of, hazards

@@ -7,7 +7,6 @@ cfg.inst_buffer_entries words and the scheduler issues from its head).
 """
 
 from pymtl3 import *
-from pymtl3.stdlib.basic_rtl import RegRst
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from pymtl3.stdlib.stream.queues import NormalQueueRTL
 

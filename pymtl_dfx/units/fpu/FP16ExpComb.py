@@ -16,7 +16,7 @@ from pymtl3 import *
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
+from ...numerics.fp16 import (FP_BITS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF)
 from ...numerics.tables import (EXP_LO_BITS, EXP_SPLIT_BITS, EXP_TABLE_EMAX,
                                 EXP_TABLE_EMIN, exp_tables)

@@ -16,13 +16,12 @@ x >= 8 (and +inf) passes through, x < -8 (and -inf) gives +0, and any NaN
 gives the canonical NaN.
 """
 
-import numpy as np
 
 from pymtl3 import *
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, F16, F32,
+from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, F16,
                               MANT_BITS, bits)
 from ...numerics.tables import (GELU_ENTRIES, GELU_HI, GELU_LO, GELU_STEP_LOG2,
                                 gelu_tables)

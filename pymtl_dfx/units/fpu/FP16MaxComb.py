@@ -9,7 +9,7 @@ canonical NaN, whatever its payload.
 
 from pymtl3 import *
 
-from ...numerics.fp16 import FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BITS, MANT_BITS
+from ...numerics.fp16 import FP_BITS, CANONICAL_NAN, EXP_BITS, MANT_BITS
 
 SIGN = FP_BITS - 1
 EXP_MAX = ( 1 << EXP_BITS ) - 1

@@ -20,7 +20,7 @@ from .FP16RoundPack import FP16RoundPack
 
 from ...lib.rom import RomRTL
 
-from ...numerics.fp16 import (FP_BITS, SIGN_POS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
+from ...numerics.fp16 import (FP_BITS, CANONICAL_NAN, EXP_BIAS, EXP_BITS, MANT_BITS,
                               POS_INF, bits)
 from ...numerics.tables import recip_table
 

@@ -47,10 +47,16 @@ class WithMemories( Component ):
       setattr( s, f"{name}_host_resp", SendIfcRTL( H["Resp"] ) )
       connect( getattr( s, f"{name}_host_req" ), mem.host_req )
       connect( mem.host_resp, getattr( s, f"{name}_host_resp" ) )
+    to_memory = { f"{n}_{side}" for n in s.mem_names for side in ( "req", "resp" ) }
     for pname, ( ifc, is_recv ) in stream_ports( dut ).items():
-      Type = ifc.msg._dsl.Type
-      setattr( s, pname, RecvIfcRTL( Type ) if is_recv else SendIfcRTL( Type ) )
-      connect( getattr( s, pname ), ifc )
+      if pname in to_memory:
+        continue
+      inner = ifc if isinstance( ifc, list ) else [ ifc ]
+      Ifc = RecvIfcRTL if is_recv else SendIfcRTL
+      outer = [ Ifc( x.msg._dsl.Type ) for x in inner ]
+      setattr( s, pname, outer if isinstance( ifc, list ) else outer[0] )
+      for o, i in zip( outer, inner ):
+        connect( o, i )
 
   def line_trace( s ):
     mems = " ".join( getattr( s, f"{n}_mem" ).line_trace() for n in s.mem_names )

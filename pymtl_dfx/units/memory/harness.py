@@ -14,54 +14,12 @@ import bisect
 import random
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import SendIfcRTL
 
 from ...testing.harness import _plain_opts, elaborate_for, run_until_done
-from ...testing.src_sink import CheckSinkRTL
+from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL
 from .attach import MODELS
 from .msgs import ALL_ELEMS
 from .ports import mk_host_types
-
-class GatedSourceRTL( Component ):
-  """Sends `msgs` after random delays; message i waits until
-  `gate(phase[i], cycle)`.  `sent` holds each message's acceptance cycle
-  (the same count as CheckSinkRTL's arrival stamps)."""
-
-  def construct( s, Type, msgs, phases, gate, max_delay=0, seed=0 ):
-    s.send = SendIfcRTL( Type )
-    s.msgs, s.phases = list( msgs ), list( phases )
-    rng = random.Random( seed )
-    s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
-    s.idx = s.wait = s.cycle = 0
-    s.sent = []
-
-    @update_ff
-    def up_gated_src():
-      if s.reset:
-        s.idx, s.cycle, s.sent = 0, 0, []
-        s.wait = s.delays[0] if s.delays else 0
-        s.send.val <<= 0
-        return
-      s.cycle += 1
-      if s.send.val & s.send.rdy:
-        s.sent.append( s.cycle )
-        s.idx += 1
-        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
-      if s.idx >= len( s.msgs ) or not gate( s.phases[ s.idx ], s.cycle ):
-        s.send.val <<= 0
-      elif s.wait > 0:
-        s.wait -= 1
-        s.send.val <<= 0
-      else:
-        s.send.val <<= 1
-        s.send.msg <<= s.msgs[ s.idx ]
-
-  def done( s ):
-    return s.idx >= len( s.msgs )
-
-  def line_trace( s ):
-    return f"{s.send}"
-
 
 def _before( sink, cycle ):
   """Responses `sink` received before `cycle`."""
@@ -89,14 +47,14 @@ class MemoryHarness( Component ):
       return _before( s.host_sink, cycle ) >= n0
 
     pairs = [ p for ph in host for p in ph ]
-    s.host_src = GatedSourceRTL( H["Req"], [ q for q, _ in pairs ],
-                                 [ i for i, ph in enumerate( host ) for _ in ph ],
-                                 host_gate, max_delay, seed )
+    s.host_src = DelaySourceRTL( H["Req"], [ q for q, _ in pairs ], max_delay, seed,
+                                 gate=host_gate,
+                                 phases=[ i for i, ph in enumerate( host ) for _ in ph ] )
     s.host_sink = CheckSinkRTL( H["Resp"], [ r for _, r in pairs ], max_delay, seed + 1 )
     s.host_src.send //= s.dut.host_req
     s.host_sink.recv //= s.dut.host_resp
-    s.srcs = [ GatedSourceRTL( T["Req"], [ q for q, _ in d ], [ 0 ] * len( d ), dma_gate,
-                               max_delay, seed + 2 + 2 * c ) for c, d in enumerate( dma ) ]
+    s.srcs = [ DelaySourceRTL( T["Req"], [ q for q, _ in d ], max_delay, seed + 2 + 2 * c,
+                               gate=dma_gate ) for c, d in enumerate( dma ) ]
     s.sinks = [ CheckSinkRTL( T["Resp"], [ r for _, r in d ], max_delay, seed + 3 + 2 * c )
                 for c, d in enumerate( dma ) ]
     for c in range( spec.channels ):

@@ -22,7 +22,6 @@ Storage: `depth` rows per channel (a power of two); a row index is taken
 modulo depth, so a test memory aliases: rows r and r + depth are one row.
 """
 
-from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...lib.rate_queue import RateRule

@@ -17,17 +17,15 @@ instructions, then the read-back (each phase's sources wait for the one
 before to finish), with random source and sink delays.
 """
 
-import random
 
 import numpy as np
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import SendIfcRTL
 
 from ... import numerics as N
 from ...compiler.tiling import band_width, ceil_div, to_stream
 from ...isa import ComputeOp as C, PostOp, RouterOp, encode, make
 from ...testing.harness import _plain_opts, elaborate_for, run_until_done, translating
-from ...testing.src_sink import CheckSinkRTL
+from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL, done_by
 from ...testing.wide_ports import WidePortsRTL, connect_stream
 from ..control.msgs import DoneMsg, InstMsg
 from ..dma.msgs import VregT
@@ -49,61 +47,6 @@ PRELOAD = ( "rf_wr", )
 PROGRAM = ( "vpu_inst", "vpu_out", "mpu_inst", "mpu_out", "mpu_w", "router_inst", "router_wr" )
 ENGINE_SIDE = ( "vpu_cmd", "vpu_a", "vpu_b", "vpu_out", "mpu_cmd", "mpu_x", "mpu_bias", "mpu_out" )
 READBACK = ( "rf_rd", )
-
-
-class GatedSourceRTL( Component ):
-  """DelaySourceRTL that starts only once `gate( cycle )` is true.  The gate
-  must look at other parts only through `done_by( part, cycle )`, which
-  does not depend on the order pymtl3 runs their blocks in a cycle."""
-
-  def construct( s, Type, msgs, max_delay=0, seed=0, gate=None ):
-    s.send = SendIfcRTL( Type )
-    s.msgs = list( msgs )
-    rng = random.Random( seed )
-    s.delays = [ rng.randint( 0, max_delay ) for _ in s.msgs ]
-    s.gate = gate or ( lambda cycle: True )
-    s.idx = s.wait = s.cycle = 0
-    s.done_at = 0 if not s.msgs else None
-    s.open = False
-
-    @update_ff
-    def up_gated_src():
-      if s.reset:
-        s.idx, s.open, s.cycle = 0, False, 0
-        s.done_at = 0 if not s.msgs else None
-        s.wait = s.delays[0] if s.delays else 0
-        s.send.val <<= 0
-        return
-      s.cycle += 1
-      if s.send.val & s.send.rdy:
-        s.idx += 1
-        s.wait = s.delays[ s.idx ] if s.idx < len( s.msgs ) else 0
-        if s.idx == len( s.msgs ):
-          s.done_at = s.cycle
-      if not s.open:
-        s.open = s.gate( s.cycle )
-        s.send.val <<= 0
-      elif s.wait > 0:
-        s.wait -= 1
-        s.send.val <<= 0
-      elif s.idx < len( s.msgs ):
-        s.send.val <<= 1
-        s.send.msg <<= s.msgs[ s.idx ]
-      else:
-        s.send.val <<= 0
-
-  def done( s ):
-    return s.idx >= len( s.msgs )
-
-  def line_trace( s ):
-    return f"{s.send}"
-
-
-def done_by( part, cycle ):
-  """Whether a source or sink of the harness was done before `cycle`."""
-  if isinstance( part, GatedSourceRTL ):
-    return part.done_at is not None and part.done_at < cycle
-  return part.done() and ( not part.arrivals or part.arrivals[-1] < cycle )
 
 
 class RFMProgram:
@@ -290,7 +233,7 @@ class RFMHarness( Component ):
     s.dut = dut
     s.srcs, s.sinks = {}, {}
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( prog.sources.items() ) ):
-      src = GatedSourceRTL( Type, msgs, max_delay, seed + 2 * i )
+      src = DelaySourceRTL( Type, msgs, max_delay, seed + 2 * i )
       setattr( s, f"src_{port}", src )
       connect_stream( src.send, getattr( dut, port ) )
       s.srcs[ port ] = src
@@ -305,9 +248,10 @@ class RFMHarness( Component ):
                                   if p != "rf_rd_resp" ) and \
                              all( done_by( s.srcs[ p ], cycle ) for p in program )
     program = [ p for p in PROGRAM if p in s.srcs ]
+    # a phase starts the cycle after the previous one is over
     for p in program:
-      s.srcs[ p ].gate = preloaded
-    s.srcs["rf_rd"].gate = finished
+      s.srcs[ p ].gate = lambda _, cycle: preloaded( cycle - 1 )
+    s.srcs["rf_rd"].gate = lambda _, cycle: finished( cycle - 1 )
 
   def done( s ):
     return all( x.done() for x in s.srcs.values() ) and all( x.done() for x in s.sinks.values() )

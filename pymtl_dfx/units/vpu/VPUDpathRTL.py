@@ -9,7 +9,7 @@ REDMAXABS clears the sign bits first.  Element-wise results past len are +0.
 
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+from pymtl3.stdlib.stream.ifcs import SendIfcRTL
 
 from ...config import DFXConfig
 from ...isa import ComputeOp as C

@@ -5,8 +5,6 @@ length in elements and the broadcast flag.  Register numbers stay with the
 register-file manager, which streams the operands (see `streams.py`).
 """
 
-import functools
-
 from pymtl3 import *
 
 from ...isa import ComputeOp as C

@@ -160,8 +160,6 @@ def test_footprint_rtl_matches():
   from pymtl3 import DefaultPassGroup
   from pymtl_dfx.isa.strategies import insts
   from pymtl_dfx.units.control.FootprintRTL import FootprintRTL
-  from pymtl_dfx.units.control.ControlUnitFL import unit_of
-  from pymtl_dfx.units.control.decode_cache import decoded
 
   m = FootprintRTL( CFG )
   m.elaborate()

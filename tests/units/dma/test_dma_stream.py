@@ -23,7 +23,7 @@ from pymtl_dfx.isa import DmaOp as D, encode, make, op_of
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
 from pymtl_dfx.testing.levels import python_rtl
-from pymtl_dfx.testing.src_sink import CheckSinkRTL
+from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.DMACL import DMACL
@@ -36,7 +36,6 @@ from pymtl_dfx.units.dma.top import DMAWithMemories
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
 from pymtl_dfx.units.memory.MemoryFL import MemoryFL
 from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
-from pymtl_dfx.units.memory.harness import GatedSourceRTL
 from pymtl_dfx.units.memory.ports import mk_host_types
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
@@ -81,8 +80,8 @@ class DMAHarness( Component ):
       connect_stream( sink.recv, getattr( dut, port ) )
       s.sinks[ port ] = sink
     for i, ( port, ( Type, msgs, phases ) ) in enumerate( sorted( sources.items() ) ):
-      src = GatedSourceRTL( Type, msgs, phases, gate,
-                         max_delay if port == "rf_rd_resp" else 0, seed + 2 * i )
+      src = DelaySourceRTL( Type, msgs, max_delay if port == "rf_rd_resp" else 0,
+                            seed + 2 * i, gate=gate, phases=phases )
       setattr( s, f"src_{port}", src )
       connect_stream( src.send, getattr( dut, port ) )
       s.srcs[ port ] = src

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, make
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
