@@ -28,7 +28,7 @@ from fractions import Fraction
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..units.router.FifoRTL import FifoRTL
+from .fifo import FifoRTL
 
 StampT = Bits32     # cycle stamps; differences are taken modulo 2^32
 

@@ -9,7 +9,7 @@ order: host_resp shows the response of the channel at the head of `order`.
 
 from pymtl3 import *
 
-from ..router.FifoRTL import FifoRTL
+from ...lib.fifo import FifoRTL
 from .MemChannelRTL import MemChannelRTL
 from .ports import channel_bits, declare_memory_ports
 

@@ -4,7 +4,7 @@ built by the shared meaning in `streams.py` (own_packet, write_of)."""
 
 from pymtl3 import *
 
-from .FifoRTL import FifoCL
+from ...lib.fifo import FifoCL
 from .RouterRTL import _hs, check_router_params
 from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
 

@@ -25,7 +25,7 @@ reaches the core before its sender, where it is only written (rf_wr).
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst, RegRst
 
-from .FifoRTL import FifoRTL
+from ...lib.fifo import FifoRTL
 from .streams import AddrT, DoneMsg, LenT, declare_router_ports, mk_router_types
 
 
