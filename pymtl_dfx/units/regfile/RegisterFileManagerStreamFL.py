@@ -75,6 +75,8 @@ class RegisterFileManagerStreamFL( Component ):
       s.rf_rd_resp.val @= bool( s.resp )
       if s.resp:
         s.rf_rd_resp.msg @= s.resp[0]
+      # every port written by name: pymtl3 finds a block's writers in its source,
+      # so writes through getattr or a helper would leave the ports undriven
       v, m = s.jobs["vpu"], s.jobs["mpu"]
       s.vpu_inst.rdy @= v is None and not s.done["vpu"]
       s.vpu_cmd.val @= bool( v and v.q["cmd"] )
