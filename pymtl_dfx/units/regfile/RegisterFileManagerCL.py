@@ -89,10 +89,16 @@ class RegisterFileManagerCL( Component ):
       writing = ws if ( ws is not None and ws.started ) else None
       return collecting, streaming, writing
 
+    # the writes the manager always takes are constants, not part of the
+    # port block: a unit whose own block reads this rdy and drives another
+    # of our inputs (the DMA: rf_wr.rdy -> rf_rd_resp.rdy) can then be
+    # scheduled before or after it
+    s.rf_wr.rdy //= 1
+    s.router_wr.rdy //= 1
+
     @update_once
     def up_rfm_cl_ports():
       # DMA
-      s.rf_wr.rdy @= 1
       s.rf_rd.rdy @= ( not s.rd_val ) or s.rf_rd_resp.rdy
       s.rf_rd_resp.val @= s.rd_val
       if s.rd_val:
@@ -137,7 +143,6 @@ class RegisterFileManagerCL( Component ):
       s.router_rd.val @= s.r_busy and r.k < len( r.rd )
       if s.router_rd.val:
         s.router_rd.msg @= r.rd[ r.k ]
-      s.router_wr.rdy @= 1
 
     @update_ff
     def up_rfm_cl_state():

@@ -72,23 +72,7 @@ class DMAWithRFM( Component ):
     T = mk_dma_types( cfg )
     s.top = DMAWithMemories( cfg, DMAS[ level ], MEMS[ level ], depth )
     s.rfm = RFMS[ level ]( cfg )
-    if level == "cl":
-      # DMACL and RegisterFileManagerCL each drive all their ports from one
-      # @update_once block; DMACL's reads rf_wr.rdy and writes
-      # rf_rd_resp.rdy, the manager's reads rf_rd_resp.rdy and writes
-      # rf_wr.rdy, a block-level loop pymtl3 refuses to schedule (no
-      # signal-level one: the manager's rf_wr.rdy is the constant 1 of the
-      # contract).  So the DMA gets that 1 here, and the manager's rf_wr.rdy
-      # is checked to be 1 every cycle.
-      s.top.rf_wr.val //= s.rfm.rf_wr.val
-      s.top.rf_wr.msg //= s.rfm.rf_wr.msg
-      s.top.rf_wr.rdy //= 1
-
-      @update_ff
-      def up_check_rf_wr_rdy():
-        assert s.reset or s.rfm.rf_wr.rdy == 1, "the manager's rf_wr is not ready"
-    else:
-      s.top.rf_wr //= s.rfm.rf_wr
+    s.top.rf_wr //= s.rfm.rf_wr
     s.top.rf_rd //= s.rfm.rf_rd
     s.rfm.rf_rd_resp //= s.top.rf_rd_resp
 
