@@ -83,31 +83,34 @@ def mk_rfm_types( cfg ):
                RCmd=Rt["Cmd"], Rd=Rt["Rd"], Wr=Rt["Wr"] )
 
 
-def declare_rfm_ports( s, cfg ):
-  """The manager's boundary, the same at every level; returns its types."""
-  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+DMA_SIDE = ( "rf_wr", "rf_rd", "rf_rd_resp" )
+
+
+def rfm_ports( cfg ):
+  """The manager's boundary, the same at every level: port -> (is_recv,
+  message type), grouped by the unit on the other side."""
   T = mk_rfm_types( cfg )
-  # DMA
-  s.rf_wr      = RecvIfcRTL( T["RFWrite"] )
-  s.rf_rd      = RecvIfcRTL( VregT )
-  s.rf_rd_resp = SendIfcRTL( T["Entry"] )
-  # VPU
-  s.vpu_inst = RecvIfcRTL( InstMsg )
-  s.vpu_cmd  = SendIfcRTL( VPUCmd )
-  s.vpu_a    = SendIfcRTL( T["Entry"] )
-  s.vpu_b    = SendIfcRTL( T["Entry"] )
-  s.vpu_out  = RecvIfcRTL( T["Entry"] )
-  s.vpu_done = SendIfcRTL( DoneMsg )
-  # MPU
-  s.mpu_inst = RecvIfcRTL( InstMsg )
-  s.mpu_cmd  = SendIfcRTL( MPUCmd )
-  s.mpu_x    = SendIfcRTL( T["X"] )
-  s.mpu_bias = SendIfcRTL( T["Bias"] )
-  s.mpu_out  = RecvIfcRTL( T["Out"] )
-  s.mpu_done = SendIfcRTL( DoneMsg )
-  # router
-  s.router_inst = RecvIfcRTL( InstMsg )
-  s.router_cmd  = SendIfcRTL( T["RCmd"] )
-  s.router_rd   = SendIfcRTL( T["Rd"] )
-  s.router_wr   = RecvIfcRTL( T["Wr"] )
-  return T
+  return {
+    # DMA (`dma.msgs`)
+    "rf_wr": ( True, T["RFWrite"] ), "rf_rd": ( True, VregT ),
+    "rf_rd_resp": ( False, T["Entry"] ),
+    # VPU engine (`vpu.streams`)
+    "vpu_inst": ( True, InstMsg ), "vpu_cmd": ( False, VPUCmd ),
+    "vpu_a": ( False, T["Entry"] ), "vpu_b": ( False, T["Entry"] ),
+    "vpu_out": ( True, T["Entry"] ), "vpu_done": ( False, DoneMsg ),
+    # MPU engine (`mpu.streams`)
+    "mpu_inst": ( True, InstMsg ), "mpu_cmd": ( False, MPUCmd ),
+    "mpu_x": ( False, T["X"] ), "mpu_bias": ( False, T["Bias"] ),
+    "mpu_out": ( True, T["Out"] ), "mpu_done": ( False, DoneMsg ),
+    # router (`router.streams`)
+    "router_inst": ( True, InstMsg ), "router_cmd": ( False, T["RCmd"] ),
+    "router_rd": ( False, T["Rd"] ), "router_wr": ( True, T["Wr"] ),
+  }
+
+
+def declare_rfm_ports( s, cfg ):
+  """Declare `rfm_ports` on component `s`; returns the message types."""
+  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+  for name, ( is_recv, Type ) in rfm_ports( cfg ).items():
+    setattr( s, name, ( RecvIfcRTL if is_recv else SendIfcRTL )( Type ) )
+  return mk_rfm_types( cfg )

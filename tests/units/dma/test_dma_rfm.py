@@ -28,15 +28,13 @@ from pymtl_dfx.units.dma.msgs import mk_dma_types
 from pymtl_dfx.units.dma.semantics import dma_op
 from pymtl_dfx.units.dma.top import DMAWithMemories
 from pymtl_dfx.units.memory.ports import mk_host_types
-from pymtl_dfx.units.mpu.msgs import MPUCmd
-from pymtl_dfx.units.regfile.ports import mk_rfm_types
+from pymtl_dfx.units.regfile.ports import DMA_SIDE, rfm_ports
 from pymtl_dfx.units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
 from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
 from pymtl_dfx.units.regfile.RegisterFileManagerStreamFL import RegisterFileManagerStreamFL
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
-from pymtl_dfx.units.vpu.msgs import VPUCmd
 
-from test_dma_stream import DMAS, F16, MEMS, DMAHarness, busy_words, host_msgs
+from test_dma_stream import DMAS, MEMS, DMAHarness, busy_words, host_msgs, random_images
 
 RFMS = dict( fl=RegisterFileManagerStreamFL, cl=RegisterFileManagerCL,
              rtl=RegisterFileManagerRTL )
@@ -51,17 +49,7 @@ TR_ADDR = 160    # the transposed writes' region (2 row chunks: 64 words)
 
 def rfm_side_ports( cfg ):
   """The manager's ports other than the DMA's: port -> (is_recv, Type)."""
-  T = mk_rfm_types( cfg )
-  return {
-    "vpu_inst": ( True, InstMsg ), "vpu_cmd": ( False, VPUCmd ),
-    "vpu_a": ( False, T["Entry"] ), "vpu_b": ( False, T["Entry"] ),
-    "vpu_out": ( True, T["Entry"] ), "vpu_done": ( False, DoneMsg ),
-    "mpu_inst": ( True, InstMsg ), "mpu_cmd": ( False, MPUCmd ),
-    "mpu_x": ( False, T["X"] ), "mpu_bias": ( False, T["Bias"] ),
-    "mpu_out": ( True, T["Out"] ), "mpu_done": ( False, DoneMsg ),
-    "router_inst": ( True, InstMsg ), "router_cmd": ( False, T["RCmd"] ),
-    "router_rd": ( False, T["Rd"] ), "router_wr": ( True, T["Wr"] ),
-  }
+  return { p: v for p, v in rfm_ports( cfg ).items() if p not in DMA_SIDE }
 
 
 class DMAWithRFM( Component ):
@@ -100,14 +88,7 @@ def program( cfg, rng ):
   """Reads into the register file, then plain, transposed and DDR writes
   of exactly the entries just read.  Returns (insts, hbm0, ddr0)."""
   d = cfg.d
-  words = DEPTH * 4
-  hbm0 = np.zeros( ( words, 32 ), F16 )
-  ddr0 = np.zeros( ( words, 32 ), F16 )
-  hbm0[ :64 ] = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
-  ddr0[ :64 ] = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
-  busy = busy_words( DEPTH )
-  hbm0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
-  ddr0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  hbm0, ddr0 = random_images( DEPTH, rng, 64, 64 )
   insts = [
     make( D.DDR_READ, rf=3, addr=7, vecs=5 ),                  # DDR -> v3..v7
     make( D.HBM_READ, rf=20, addr=13, vecs=6 ),                # HBM -> v20..v25

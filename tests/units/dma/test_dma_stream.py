@@ -193,19 +193,26 @@ CFGS = {
 }
 
 
+def random_images( depth, rng, n_hbm, n_ddr ):
+  """HBM and DDR images of `depth` rows x 4 channels: random words at the
+  bottom (n_hbm, n_ddr of them) and in the host's busy words, zeros else."""
+  words = depth * 4
+  hbm0 = np.zeros( ( words, 32 ), F16 )
+  ddr0 = np.zeros( ( words, 32 ), F16 )
+  hbm0[ :n_hbm ] = rng.standard_normal( ( n_hbm, 32 ) ).astype( F16 )
+  ddr0[ :n_ddr ] = rng.standard_normal( ( n_ddr, 32 ) ).astype( F16 )
+  busy = busy_words( depth )
+  hbm0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  ddr0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  return hbm0, ddr0
+
+
 def program( cfg, depth, tr_addr, rng ):
   """Every op, unaligned addresses, a full zigzag matrix; returns
   (insts, hbm0, ddr0, rf0)."""
   d, l = cfg.d, cfg.l
   EW = d // 32
-  words = depth * 4
-  hbm0 = np.zeros( ( words, 32 ), F16 )
-  ddr0 = np.zeros( ( words, 32 ), F16 )
-  hbm0[ :96 ] = rng.standard_normal( ( 96, 32 ) ).astype( F16 )
-  ddr0[ :64 ] = rng.standard_normal( ( 64, 32 ) ).astype( F16 )
-  busy = busy_words( depth )
-  hbm0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
-  ddr0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  hbm0, ddr0 = random_images( depth, rng, 96, 64 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
   # a whole matrix in zigzag stream order at an unaligned address
   rows, cols = d + 5, 2 * l + 1
