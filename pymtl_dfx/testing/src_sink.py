@@ -63,7 +63,9 @@ class DelaySourceRTL( Component ):
 
 class CheckSinkRTL( Component ):
 
-  def construct( s, Type, msgs, max_delay=0, seed=1, describe=str ):
+  def construct( s, Type, msgs, max_delay=0, seed=1, describe=str, strict=False ):
+    """strict: stay ready after the last expected message, so a message the
+    DUT should never send fails the test instead of waiting unseen."""
     s.recv = RecvIfcRTL( Type )
     s.expected = list( msgs )
     rng = random.Random( seed )
@@ -96,7 +98,7 @@ class CheckSinkRTL( Component ):
         s.wait -= 1
         s.recv.rdy <<= 0
       else:
-        s.recv.rdy <<= len( s.arrivals ) < len( s.expected )
+        s.recv.rdy <<= strict or len( s.arrivals ) < len( s.expected )
 
   def done( s ):
     return len( s.arrivals ) >= len( s.expected )

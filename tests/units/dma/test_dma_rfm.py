@@ -9,8 +9,9 @@ write reaching the storage before a later rf_rd reads it).  Here the DUT is
 --test-verilog) and data goes memory -> manager -> memory: the final
 memories, read back word by word through the host ports, must be what
 `dma_op` leaves with a `VectorRegisterFile` standing for the manager.  The
-manager's engine and router ports face empty sources and sinks.  At RTL
-the CL runs the same program and the done arrival cycles must match.
+manager's engine and router ports face empty sources and strict sinks (a
+stray message fails).  At RTL the CL runs the same program and the done
+arrival cycles must match.
 """
 
 import numpy as np

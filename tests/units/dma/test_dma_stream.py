@@ -75,7 +75,8 @@ class DMAHarness( Component ):
       return loaded and _before( s.sinks["done"], cycle ) >= n_done
 
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( sinks.items() ) ):
-      sink = CheckSinkRTL( Type, msgs, 0 if port == "done" else max_delay, seed + 2 * i + 1 )
+      sink = CheckSinkRTL( Type, msgs, 0 if port == "done" else max_delay, seed + 2 * i + 1,
+                           strict=True )
       setattr( s, f"sink_{port}", sink )
       connect_stream( sink.recv, getattr( dut, port ) )
       s.sinks[ port ] = sink
