@@ -37,7 +37,7 @@ from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg  # noqa: E402
 from pymtl_dfx.units.dma.DMACL import DMACL  # noqa: E402
 from pymtl_dfx.units.dma.msgs import VregT, mk_dma_types  # noqa: E402
 from pymtl_dfx.units.dma.streams import geometry  # noqa: E402
-from pymtl_dfx.units.dma.top import DMAWithMemories  # noqa: E402
+from pymtl_dfx.testing.dma_top import DMAWithMemories  # noqa: E402
 from pymtl_dfx.units.dma.DMARTL import DMARTL  # noqa: E402
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL  # noqa: E402
 from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL  # noqa: E402

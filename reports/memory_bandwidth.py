@@ -24,7 +24,7 @@ ROOT = pathlib.Path( __file__ ).resolve().parent.parent
 sys.path.insert( 0, str( ROOT ) )
 
 from pymtl_dfx.config import MEM_WORD_BYTES, DFXConfig  # noqa: E402
-from pymtl_dfx.units.memory.harness import run_memory, streaming_reads  # noqa: E402
+from pymtl_dfx.testing.memory_harness import run_memory, streaming_reads  # noqa: E402
 from pymtl_dfx.units.memory.msgs import memory_spec  # noqa: E402
 
 DEPTH = 16      # rows per channel: the reads alias into them (contents are not the point)

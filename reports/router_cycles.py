@@ -22,7 +22,7 @@ sys.path.insert( 0, str( pathlib.Path( __file__ ).resolve().parent.parent ) )
 from pymtl_dfx.config import DFXConfig  # noqa: E402
 from pymtl_dfx.units.regfile.state import VectorRegisterFile  # noqa: E402
 from pymtl_dfx.units.router.LinkRTL import link_params  # noqa: E402
-from pymtl_dfx.units.router.ring import run_ring  # noqa: E402
+from pymtl_dfx.testing.router_ring import run_ring  # noqa: E402
 from pymtl_dfx.units.router.streams import n_packets  # noqa: E402
 
 

@@ -15,7 +15,7 @@ from pymtl_dfx.testing import run_stream_test
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.units.vpu.msgs import BINARY, VPUCmd, mk_fp16_vec
 from pymtl_dfx.units.vpu.streams import out_messages, request_streams
-from pymtl_dfx.units.vpu.VPUEngineCL import VPUEngineCL
+from pymtl_dfx.units.vpu.VPUCL import VPUCL
 
 DS = ( 4, 8, 64 )
 # the sources' first valid cycle is stamped 2 by the sink's cycle counter
@@ -30,7 +30,7 @@ def last_and_first( d, op, chunks ):
          else make( op, dst=0, src1=0, len=n )
   cmd, a, b = request_streams( inst, rf )
   Vec = mk_fp16_vec( d )
-  r = run_stream_test( VPUEngineCL( d ), level="cl",
+  r = run_stream_test( VPUCL( d ), level="cl",
                        sources={ "cmd": ( VPUCmd, cmd ), "a": ( Vec, a ), "b": ( Vec, b ) },
                        sinks={ "out": ( Vec, out_messages( inst, rf ) ) } )
   return r.arrivals["out"][0], r.arrivals["out"][-1]

@@ -56,13 +56,13 @@ def designs( cfg ):
   from pymtl_dfx.units.dma.DMARTL import DMARTL
   from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
   from pymtl_dfx.units.memory.msgs import memory_spec
-  from pymtl_dfx.units.mpu.MPUEngineRTL import MPUEngineRTL
+  from pymtl_dfx.units.mpu.MPURTL import MPURTL
   from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
   from pymtl_dfx.units.router.RouterRTL import RouterRTL
-  from pymtl_dfx.units.vpu.VPUEngineRTL import VPUEngineRTL
+  from pymtl_dfx.units.vpu.VPURTL import VPURTL
   return {
-    "mpu": lambda: MPUEngineRTL( cfg ),
-    "vpu": lambda: VPUEngineRTL( cfg.d, cfg ),
+    "mpu": lambda: MPURTL( cfg ),
+    "vpu": lambda: VPURTL( cfg.d, cfg ),
     "control": lambda: ControlUnitRTL( cfg ),
     "router": lambda: RouterRTL( cfg, 0, 4 ),
     "hbm": lambda: MemoryRTL( memory_spec( cfg, "hbm" ), MEMORY_DEPTH ),

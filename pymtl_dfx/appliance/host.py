@@ -14,9 +14,9 @@ from pymtl3 import DefaultPassGroup
 from ..compiler import stats as S
 from ..gpt2.decoding import greedy_token
 from ..isa import encode
-from .ApplianceFL import ApplianceFL
+from ..funcsim.ApplianceFunc import ApplianceFunc
 
-LEVELS = { "fl": ApplianceFL }
+LEVELS = { "fl": ApplianceFunc }
 
 
 class StepTimeout( RuntimeError ):

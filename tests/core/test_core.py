@@ -6,7 +6,7 @@ from pymtl3 import DefaultPassGroup
 from pymtl_dfx import numerics as N
 from pymtl_dfx.compiler.tiling import band_width, to_stream
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.core.CoreFL import CoreFL
+from pymtl_dfx.funcsim.CoreFunc import CoreFunc
 from pymtl_dfx.isa import assemble, encode
 from pymtl_dfx.testing import select_or_skip
 
@@ -30,7 +30,7 @@ sync      v20, len=8               # one core: a no-op
 
 def test_program_on_a_core( level ):
   cfg = DFXConfig( d=32, l=8 )
-  Core = select_or_skip( level, fl=CoreFL )
+  Core = select_or_skip( level, fl=CoreFunc )
   rng = np.random.default_rng( 3 )
   x = rng.standard_normal( 40 ).astype( F16 )
   b = rng.standard_normal( 24 ).astype( F16 )

@@ -2,7 +2,7 @@
 
 The one definition the scoreboard (CL and RTL, and the tests' execution
 units) uses.  It follows the FL semantics (`units/*/semantics.py`,
-`units/router/RouterFL.py`), in entries of d elements:
+`units/router/RouterFunc.py`), in entries of d elements:
 
   MPU  reads  src1: ceil(rows/d);  bias: ceil(cols/d) (conv1d only)
        writes dst: ceil(cols/d), +1 with post=redmax (dst[0] = max, y from

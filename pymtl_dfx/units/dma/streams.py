@@ -1,4 +1,4 @@
-"""What one DMA instruction means at the port level, shared by DMAStreamFL,
+"""What one DMA instruction means at the port level, shared by DMAFL,
 DMACL and DMARTL's parameters (the one definition of every size and rule).
 
 A transfer touches word addresses addr, addr+1, ... (word k of the transfer

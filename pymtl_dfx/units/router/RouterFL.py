@@ -1,99 +1,79 @@
-"""Router at FL: the ring all-gather of `sync`.
-
-Every core sends its segment to the next core on the ring as packets of
-`router_words` words; a core writes each packet it receives into its
-register file at the sender's segment and forwards it unless the next core
-is the sender.  After cores-1 segments have arrived the sync is done.
-Packets from one neighbour arrive in order, so a core that is still
-finishing a sync never mistakes the next sync's packets for its own: it
-counts exactly (cores-1) * packets-per-segment.
-"""
+"""Router at FL behind the stream boundary of `streams.py`: RouterFunc's
+meaning (send the own segment as packets, write every received packet at
+its sender's segment, forward it unless the next core sent it, done after
+(cores - 1) segments) with the register file replaced by rf_rd / rf_wr.
+Unbounded queues, no timing."""
 
 from collections import deque
 
-import numpy as np
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..control.decode_cache import decoded
-from ..control.msgs import DoneMsg, InstMsg
-from ...config import FP16_BITS
-from .msgs import mk_ring_packet
+from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
 
-F16 = np.float16
 
+
+def _clone( msg ):
+  return msg.clone()   # the net's value object is reused next cycle
 
 class RouterFL( Component ):
 
-  def construct( s, cfg, rf, core_id, cores ):
-    Packet = mk_ring_packet( cfg )
+  def construct( s, cfg, core_id, cores, fwd_entries=None ):
+    declare_router_ports( s, cfg )
     W = cfg.router_words
-    Word = mk_bits( FP16_BITS )
-    s.recv = RecvIfcRTL( InstMsg )
-    s.send = SendIfcRTL( DoneMsg )
-    s.ring_send = SendIfcRTL( Packet )
-    s.ring_recv = RecvIfcRTL( Packet )
 
-    s.active = None           # (base entry, segment length) of the sync in flight
-    s.outgoing = deque()
-    s.expected = 0
-    s.done_pending = False
-    s.packets_sent = 0
-    nxt = ( core_id + 1 ) % cores
+    def reset_state():
+      s.active = None          # (base, n)
+      s.own_left = s.own_idx = s.expected = 0
+      s.outgoing, s.writes = deque(), deque()
+      s.done_pending = False
 
-    def packets( base, n ):
-      seg = rf.read( base, cores * n )[ core_id * n:( core_id + 1 ) * n ]
-      out = []
-      for idx, lo in enumerate( range( 0, n, W ) ):
-        words = np.zeros( W, F16 )
-        part = seg[ lo:lo + W ]
-        words[ :part.size ] = part
-        out.append( Packet( core_id, idx, [ Word( int( x ) ) for x in words.view( np.uint16 ) ] ) )
-      return out
-
-    def receive( pkt ):
-      pkt = pkt.clone()       # the net's value object is reused next cycle
-      base, n = s.active
-      src, idx = int( pkt.src ), int( pkt.idx )
-      words = np.array( [ int( x ) for x in pkt.data ], np.uint16 ).view( F16 )
-      lo = idx * W
-      rf.write_elements( base, src * n + lo, words[ :max( 0, min( W, n - lo ) ) ] )
-      s.expected -= 1
-      if src != nxt:
-        s.outgoing.append( pkt )
+    reset_state()
 
     @update_once
-    def up_router_ports():
-      s.recv.rdy @= ( s.active is None ) & ( not s.done_pending )
-      s.send.val @= s.done_pending
-      s.send.msg @= 1
+    def up_router_fl_ports():
+      s.cmd.rdy @= s.active is None and not s.done_pending
+      s.rf_rd.rdy @= s.active is not None and s.own_left > 0
+      s.ring_recv.rdy @= s.active is not None and s.expected > 0
       s.ring_send.val @= len( s.outgoing ) > 0
       if s.outgoing:
         s.ring_send.msg @= s.outgoing[0]
-      s.ring_recv.rdy @= ( s.active is not None ) and ( s.expected > 0 )
+      s.rf_wr.val @= len( s.writes ) > 0
+      if s.writes:
+        s.rf_wr.msg @= s.writes[0]
+      s.done.val @= s.done_pending
+      s.done.msg @= 1
 
     @update_ff
-    def up_router_state():
+    def up_router_fl_state():
       if s.reset:
-        s.active, s.expected, s.done_pending = None, 0, False
-        s.outgoing.clear()
+        reset_state()
         return
-      if s.send.val & s.send.rdy:
+      if s.done.val & s.done.rdy:
         s.done_pending = False
       if s.ring_send.val & s.ring_send.rdy:
         s.outgoing.popleft()
-        s.packets_sent += 1
+      if s.rf_wr.val & s.rf_wr.rdy:
+        s.writes.popleft()
+      if s.rf_rd.val & s.rf_rd.rdy:
+        s.outgoing.append( own_packet( cfg, core_id, s.own_idx, s.rf_rd.msg ) )
+        s.own_idx += 1
+        s.own_left -= 1
       if s.ring_recv.val & s.ring_recv.rdy:
-        receive( s.ring_recv.msg )
-      if s.recv.val & s.recv.rdy:
-        inst, _, _ = decoded( int( s.recv.msg ) )
-        n = int( inst.len )
-        s.active = ( int( inst.rf ), n )
-        s.outgoing.extend( packets( int( inst.rf ), n ) if cores > 1 else [] )
-        s.expected = ( cores - 1 ) * -( -n // W )
-      if s.active is not None and s.expected == 0 and not s.outgoing:
+        pkt = _clone( s.ring_recv.msg )
+        s.writes.append( write_of( cfg, *s.active, pkt ) )
+        s.expected -= 1
+        if forwards( pkt.src, core_id, cores ):
+          s.outgoing.append( pkt )
+      if s.cmd.val & s.cmd.rdy:
+        n = int( s.cmd.msg.len )
+        s.active = ( int( s.cmd.msg.base ), n )
+        s.own_left = n_packets( n, W ) if cores > 1 else 0
+        s.own_idx = 0
+        s.expected = ( cores - 1 ) * n_packets( n, W )
+      if s.active is not None and s.own_left == 0 and s.expected == 0 \
+         and not s.outgoing and not s.writes:
         s.active = None
         s.done_pending = True
 
   def line_trace( s ):
-    return f"{s.ring_recv}>({'S' if s.active else ' '}{len( s.outgoing )})>{s.ring_send}"
+    return f"({'S' if s.active else ' '}{len( s.outgoing )}w{len( s.writes )})"

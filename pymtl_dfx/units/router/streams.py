@@ -1,5 +1,5 @@
 """The router's stream boundary and contract, as the register-file manager
-and the ring see it (shared by RouterStreamFL, RouterCL and RouterRTL).
+and the ring see it (shared by RouterFL, RouterCL and RouterRTL).
 
 Message types (W = cfg.router_words):
 

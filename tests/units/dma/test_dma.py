@@ -9,9 +9,9 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, make
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
-from pymtl_dfx.units.dma.DMAFL import DMAFL
+from pymtl_dfx.funcsim.DMAFunc import DMAFunc
 from pymtl_dfx.units.dma.semantics import MemoryError_
-from pymtl_dfx.units.mpu.weight_stream import WeightStreamFL
+from pymtl_dfx.funcsim.weight_stream import WeightStreamFunc
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
@@ -21,8 +21,8 @@ def setup( level, cfg, words=4096 ):
   rf = VectorRegisterFile( 256, cfg.d )
   hbm = np.zeros( ( words, 32 ), F16 )
   ddr = np.zeros( ( words, 32 ), F16 )
-  stream = WeightStreamFL()
-  dut = select_or_skip( level, fl=DMAFL )( cfg, rf, hbm, ddr, stream )
+  stream = WeightStreamFunc()
+  dut = select_or_skip( level, fl=DMAFunc )( cfg, rf, hbm, ddr, stream )
   return dut, rf, hbm, ddr, stream
 
 

@@ -1,4 +1,4 @@
-"""The DMA behind its ports (DMAStreamFL, DMACL, DMARTL) with HBM and DDR
+"""The DMA behind its ports (DMAFL, DMACL, DMARTL) with HBM and DDR
 memory models of the same level, against `dma_op` applied in order.
 
 The DUT is [DMA + HBM memory + DDR memory] in one component, so under
@@ -29,10 +29,10 @@ from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.DMACL import DMACL
 from pymtl_dfx.units.dma.streams import join_elems
 from pymtl_dfx.units.dma.DMARTL import DMARTL
-from pymtl_dfx.units.dma.DMAStreamFL import DMAStreamFL
+from pymtl_dfx.units.dma.DMAFL import DMAFL
 from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, mk_dma_types
 from pymtl_dfx.units.dma.semantics import dma_op
-from pymtl_dfx.units.dma.top import DMAWithMemories
+from pymtl_dfx.testing.dma_top import DMAWithMemories
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
 from pymtl_dfx.units.memory.MemoryFL import MemoryFL
 from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
@@ -40,7 +40,7 @@ from pymtl_dfx.units.memory.ports import mk_host_types
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
-DMAS = dict( fl=DMAStreamFL, cl=DMACL, rtl=DMARTL )
+DMAS = dict( fl=DMAFL, cl=DMACL, rtl=DMARTL )
 MEMS = dict( fl=MemoryFL, cl=MemoryCL, rtl=MemoryRTL )
 RF_ENTRIES = 64
 

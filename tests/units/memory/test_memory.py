@@ -16,8 +16,8 @@ from pymtl_dfx.config import MEM_WORD_ELEMS, DFXConfig
 from pymtl_dfx.lib.rate_queue import RateRule, RateRuleError
 from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.testing.levels import python_rtl
-from pymtl_dfx.units.memory.attach import WithMemories
-from pymtl_dfx.units.memory.harness import run_memory
+from pymtl_dfx.testing.with_memories import WithMemories
+from pymtl_dfx.testing.memory_harness import run_memory
 from pymtl_dfx.units.memory.msgs import ALL_ELEMS, MemoryConfigError, memory_spec
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
 from pymtl_dfx.units.memory.ports import mk_host_types

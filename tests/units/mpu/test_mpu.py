@@ -9,8 +9,8 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, PostOp, make
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
-from pymtl_dfx.units.mpu.MPUFL import MPUFL
-from pymtl_dfx.units.mpu.weight_stream import WeightStreamError, WeightStreamFL
+from pymtl_dfx.funcsim.MPUFunc import MPUFunc
+from pymtl_dfx.funcsim.weight_stream import WeightStreamError, WeightStreamFunc
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
@@ -19,8 +19,8 @@ CONFIGS = [ DFXConfig( d=8, l=4 ), DFXConfig( d=64, l=16 ), DFXConfig( d=32, l=8
 
 def setup( level, cfg ):
   rf = VectorRegisterFile( 256, cfg.d )
-  stream = WeightStreamFL()
-  dut = select_or_skip( level, fl=MPUFL )( cfg, rf, stream, readonly_words=0 )
+  stream = WeightStreamFunc()
+  dut = select_or_skip( level, fl=MPUFunc )( cfg, rf, stream, readonly_words=0 )
   return dut, rf, stream
 
 

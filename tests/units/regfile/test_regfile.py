@@ -6,12 +6,12 @@ import pytest
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.testing import select_or_skip
-from pymtl_dfx.units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
+from pymtl_dfx.funcsim.RegisterFileFunc import RegisterFileFunc
 from pymtl_dfx.units.regfile.state import RegisterFileError
 
 
 def test_entries_and_elements( level ):
-  Manager = select_or_skip( level, fl=RegisterFileManagerFL )
+  Manager = select_or_skip( level, fl=RegisterFileFunc )
   manager = Manager( DFXConfig( vreg_entries=16, d=32 ) )
   manager.elaborate()
   rf = manager.rf

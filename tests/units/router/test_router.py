@@ -11,7 +11,7 @@ from pymtl_dfx.isa import RouterOp, encode, make
 from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
-from pymtl_dfx.units.router.RouterFL import RouterFL
+from pymtl_dfx.funcsim.RouterFunc import RouterFunc
 
 F16 = np.float16
 
@@ -37,7 +37,7 @@ class Ring( Component ):
 @pytest.mark.parametrize( "seg", [ 1, 64, 100, 256 ] )
 def test_all_gather( cores, seg, level, cmdline_opts ):
   cfg = DFXConfig( d=64, l=16 )
-  Router = select_or_skip( level, fl=RouterFL )
+  Router = select_or_skip( level, fl=RouterFunc )
   rng = np.random.default_rng( cores * 1000 + seg )
   rfs = [ VectorRegisterFile( 64, cfg.d ) for _ in range( cores ) ]
   base, base2 = 2, 30

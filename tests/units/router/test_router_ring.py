@@ -1,6 +1,6 @@
 """The router behind its stream boundary: 2 and 4 routers on a ring of
-links, at fl (RouterStreamFL), cl (RouterCL) and rtl (RouterRTL; Verilator
-under --test-verilog), against the FL appliance's RouterFL."""
+links, at fl (RouterFL), cl (RouterCL) and rtl (RouterRTL; Verilator
+under --test-verilog), against the FL appliance's RouterFunc."""
 
 import numpy as np
 import pytest
@@ -12,11 +12,11 @@ from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.units.router.LinkRTL import LinkCL, LinkRTL, link_params
-from pymtl_dfx.units.router.RouterFL import RouterFL
-from pymtl_dfx.units.router.ring import run_ring
+from pymtl_dfx.funcsim.RouterFunc import RouterFunc
+from pymtl_dfx.testing.router_ring import run_ring
 from pymtl_dfx.units.router.streams import expected_writes, mk_router_types
 
-from test_router import Ring  # RouterFL cores on a ring: the reference
+from test_router import Ring  # RouterFunc cores on a ring: the reference
 
 F16 = np.float16
 CFG = DFXConfig( d=64, l=16, ring_latency_ns=20 )     # 4-cycle links, 31.25 words/cycle
@@ -37,7 +37,7 @@ def fl_reference( rfs, syncs ):
   for r, rf in zip( ref, rfs ):
     r.mem[:] = rf.mem
   insts = [ InstMsg( encode( make( RouterOp.SYNC, rf=b, len=n ) ) ) for b, n in syncs ]
-  run_stream_test( Ring( RouterFL, CFG, ref ),
+  run_stream_test( Ring( RouterFunc, CFG, ref ),
                    sources={ f"recv{i}": ( InstMsg, insts ) for i in range( len( rfs ) ) },
                    sinks={ f"send{i}": ( DoneMsg, [ DoneMsg( 1 ) ] * len( syncs ) )
                            for i in range( len( rfs ) ) }, level="fl" )
@@ -54,7 +54,7 @@ def level_ok( level ):
   select_or_skip( level, fl=1, cl=1, rtl=1 )
 
 
-# every core ends with the same all-gathered vector, bit-exact against RouterFL
+# every core ends with the same all-gathered vector, bit-exact against RouterFunc
 @pytest.mark.parametrize( "cores,seg,fwd", [
   ( 2, 64, 2 ), ( 2, 100, 2 ), ( 4, 1, 2 ), ( 4, 100, 2 ), ( 4, 256, 1 ),
 ] )
@@ -66,7 +66,7 @@ def test_ring_all_gather( cores, seg, fwd, level, cmdline_opts ):
   want = expected_writes( CFG, rfs, *syncs[0] ), expected_writes( CFG, rfs, *syncs[1] )
   r = run_ring( level, CFG, rfs, syncs, cmdline_opts, max_delay=3, seed=seg, fwd_entries=fwd )
   for i, ( rf, rr ) in enumerate( zip( rfs, ref ) ):
-    assert np.array_equal( N.bits( rf.mem ), N.bits( rr.mem ) ), f"core {i} differs from RouterFL"
+    assert np.array_equal( N.bits( rf.mem ), N.bits( rr.mem ) ), f"core {i} differs from RouterFunc"
     for b, n in syncs:
       assert np.array_equal( N.bits( rf.read( b, cores * n ) ), N.bits( rfs[0].read( b, cores * n ) ) )
     got = sorted( r.writes[i], key=lambda m: int( m.addr ) )

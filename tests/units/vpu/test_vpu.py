@@ -8,7 +8,7 @@ from pymtl_dfx.isa import ComputeOp as C, make
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
-from pymtl_dfx.units.vpu.VPUFL import VPUFL
+from pymtl_dfx.funcsim.VPUFunc import VPUFunc
 
 F16 = np.float16
 UNARY = { C.RECIP: N.recip, C.RSQRT: N.rsqrt, C.EXP: N.exp, C.INVPOW2: N.inv_pow2,
@@ -28,7 +28,7 @@ def random_fp16( rng, n ):
 
 def make_vpu( level, d ):
   rf = VectorRegisterFile( 64, d )
-  return select_or_skip( level, fl=VPUFL )( rf ), rf
+  return select_or_skip( level, fl=VPUFunc )( rf ), rf
 
 
 @pytest.mark.parametrize( "d", [ 8, 64 ] )
@@ -84,7 +84,7 @@ def test_a_chain_of_instructions_is_layernorm( level, cmdline_opts ):
   em = StepEmitter.__new__( StepEmitter )
   em.rf, em.E, em.d = regs, E, d
   insts = em.layernorm_vpu( regs["x"], regs["h"] )
-  dut = select_or_skip( level, fl=VPUFL )( rf )
+  dut = select_or_skip( level, fl=VPUFunc )( rf )
   run_instructions( dut, insts, level, cmdline_opts, max_delay=2, seed=4 )
   want = N.layernorm( x, g, b, 1e-5, d )
   assert np.array_equal( N.bits( rf.read( regs["h"], E ) ), N.bits( want ) )

@@ -2,7 +2,7 @@
 
 `RouterRing(level, cfg, cores)` has, per core i, the register-file
 manager's ports cmd{i}, rf_rd{i}, rf_wr{i}, done{i}; router i's ring_send
-goes through link i to router (i + 1) % cores.  Levels: fl = RouterStreamFL
+goes through link i to router (i + 1) % cores.  Levels: fl = RouterFL
 + LinkCL, cl = RouterCL + LinkCL, rtl = RouterRTL + LinkRTL.
 
 `run_ring(...)` drives it like `run_stream_test` (random source / sink
@@ -16,17 +16,17 @@ import random
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ...testing.harness import _plain_opts, elaborate_for, run_until_done, translating
-from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL
-from ...testing.wide_ports import WidePortsRTL, connect_stream
-from .LinkRTL import LinkCL, LinkRTL
-from .RouterCL import RouterCL
-from .RouterRTL import RouterRTL
-from .RouterStreamFL import RouterStreamFL
-from .streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages
+from .harness import _plain_opts, elaborate_for, run_until_done, translating
+from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .wide_ports import WidePortsRTL, connect_stream
+from ..units.router.LinkRTL import LinkCL, LinkRTL
+from ..units.router.RouterCL import RouterCL
+from ..units.router.RouterRTL import RouterRTL
+from ..units.router.RouterFL import RouterFL
+from ..units.router.streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages
 
 MODELS = {
-  "fl":  ( RouterStreamFL, LinkCL ),
+  "fl":  ( RouterFL, LinkCL ),
   "cl":  ( RouterCL, LinkCL ),
   "rtl": ( RouterRTL, LinkRTL ),
 }

@@ -10,12 +10,12 @@ from .VPUCtrlRTL import VPUCtrlRTL
 from .VPUDpathRTL import VPUDpathRTL
 
 
-class VPUEngineRTL( Component ):
+class VPURTL( Component ):
 
   def construct( s, d, cfg=None ):
     cfg = cfg or DFXConfig( d=d )
     if d < 2 or cfg.d != d:
-      raise ValueError( f"VPUEngineRTL: d={d} must be >= 2 and match cfg.d={cfg.d}" )
+      raise ValueError( f"VPURTL: d={d} must be >= 2 and match cfg.d={cfg.d}" )
     Vec = mk_fp16_vec( d )
     s.cmd = RecvIfcRTL( VPUCmd )
     s.a   = RecvIfcRTL( Vec )

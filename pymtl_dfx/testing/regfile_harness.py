@@ -21,23 +21,23 @@ before to finish), with random source and sink delays.
 import numpy as np
 from pymtl3 import *
 
-from ... import numerics as N
-from ...compiler.tiling import band_width, ceil_div, to_stream
-from ...isa import ComputeOp as C, PostOp, RouterOp, encode, make
-from ...testing.harness import _plain_opts, elaborate_for, run_until_done, translating
-from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL, done_by
-from ...testing.wide_ports import WidePortsRTL, connect_stream
-from ..control.msgs import DoneMsg, InstMsg
-from ..dma.msgs import VregT
-from ..mpu.msgs import MPUCmd, mk_mpu_types
-from ..mpu.semantics import matrix_op
-from ..mpu.streams import expected_out, mpu_cmd, mpu_streams
-from ..router.msgs import mk_ring_packet
-from ..router.streams import RouterCmd, apply_writes, rd_messages, write_of
-from ..vpu.msgs import BINARY, VPUCmd
-from ..vpu.streams import n_chunks, out_messages, request_streams, to_msgs, write_back
-from .ports import mk_rfm_types, x_buffer_entries
-from .state import VectorRegisterFile
+from .. import numerics as N
+from ..compiler.tiling import band_width, ceil_div, to_stream
+from ..isa import ComputeOp as C, PostOp, RouterOp, encode, make
+from .harness import _plain_opts, elaborate_for, run_until_done, translating
+from .src_sink import CheckSinkRTL, DelaySourceRTL, done_by
+from .wide_ports import WidePortsRTL, connect_stream
+from ..units.control.msgs import DoneMsg, InstMsg
+from ..units.dma.msgs import VregT
+from ..units.mpu.msgs import MPUCmd, mk_mpu_types
+from ..units.mpu.semantics import matrix_op
+from ..units.mpu.streams import expected_out, mpu_cmd, mpu_streams
+from ..units.router.msgs import mk_ring_packet
+from ..units.router.streams import RouterCmd, apply_writes, rd_messages, write_of
+from ..units.vpu.msgs import BINARY, VPUCmd
+from ..units.vpu.streams import n_chunks, out_messages, request_streams, to_msgs, write_back
+from ..units.regfile.ports import mk_rfm_types, x_buffer_entries
+from ..units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
 VPU_OPS = [ C.ADD, C.SUB, C.MUL, C.EXP, C.RECIP, C.ACCUM, C.REDMAX, C.LOAD ]

@@ -15,11 +15,11 @@ import random
 
 from pymtl3 import *
 
-from ...testing.harness import _plain_opts, elaborate_for, run_until_done
-from ...testing.src_sink import CheckSinkRTL, DelaySourceRTL
-from .attach import MODELS
-from .msgs import ALL_ELEMS
-from .ports import mk_host_types
+from .harness import _plain_opts, elaborate_for, run_until_done
+from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .with_memories import MODELS
+from ..units.memory.msgs import ALL_ELEMS
+from ..units.memory.ports import mk_host_types
 
 def _before( sink, cycle ):
   """Responses `sink` received before `cycle`."""

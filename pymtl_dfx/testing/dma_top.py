@@ -6,9 +6,9 @@ are inside the Verilated model."""
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..control.msgs import DoneMsg, InstMsg
-from ..memory.ports import mk_host_types
-from .msgs import VregT, mk_dma_types
+from ..units.control.msgs import DoneMsg, InstMsg
+from ..units.memory.ports import mk_host_types
+from ..units.dma.msgs import VregT, mk_dma_types
 
 DMA_PORTS = ( "inst", "done", "w", "rf_wr", "rf_rd", "rf_rd_resp" )
 

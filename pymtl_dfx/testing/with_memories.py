@@ -12,12 +12,12 @@ appears under its own name, and each memory's host port as
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ...testing.wide_ports import stream_ports
-from .MemoryCL import MemoryCL
-from .MemoryFL import MemoryFL
-from .MemoryRTL import MemoryRTL
-from .msgs import MemoryConfigError
-from .ports import mk_host_types
+from .wide_ports import stream_ports
+from ..units.memory.MemoryCL import MemoryCL
+from ..units.memory.MemoryFL import MemoryFL
+from ..units.memory.MemoryRTL import MemoryRTL
+from ..units.memory.msgs import MemoryConfigError
+from ..units.memory.ports import mk_host_types
 
 MODELS = { "fl": MemoryFL, "cl": MemoryCL, "rtl": MemoryRTL }
 

@@ -5,30 +5,30 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..units.control.ControlUnitFL import UNITS, ControlUnitFL
-from ..units.dma.DMAFL import DMAFL
-from ..units.mpu.MPUFL import MPUFL
-from ..units.mpu.weight_stream import WeightStreamFL
-from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
-from ..units.router.RouterFL import RouterFL
+from .DMAFunc import DMAFunc
+from .MPUFunc import MPUFunc
+from .weight_stream import WeightStreamFunc
+from .RegisterFileFunc import RegisterFileFunc
+from .RouterFunc import RouterFunc
 from ..units.router.msgs import mk_ring_packet
-from ..units.vpu.VPUFL import VPUFL
+from .VPUFunc import VPUFunc
 
 
-class CoreFL( Component ):
+class CoreFunc( Component ):
 
   def construct( s, cfg, core_id, cores, hbm, ddr, readonly_hbm_words ):
     Packet = mk_ring_packet( cfg )
     s.ring_send = SendIfcRTL( Packet )
     s.ring_recv = RecvIfcRTL( Packet )
 
-    s.stream = WeightStreamFL()
-    s.regs = RegisterFileManagerFL( cfg )
+    s.stream = WeightStreamFunc()
+    s.regs = RegisterFileFunc( cfg )
     rf = s.regs.rf
     s.ctrl = ControlUnitFL()
-    s.dma = DMAFL( cfg, rf, hbm, ddr, s.stream )
-    s.mpu = MPUFL( cfg, rf, s.stream, readonly_hbm_words )
-    s.vpu = VPUFL( rf )
-    s.router = RouterFL( cfg, rf, core_id, cores )
+    s.dma = DMAFunc( cfg, rf, hbm, ddr, s.stream )
+    s.mpu = MPUFunc( cfg, rf, s.stream, readonly_hbm_words )
+    s.vpu = VPUFunc( rf )
+    s.router = RouterFunc( cfg, rf, core_id, cores )
 
     for i, u in enumerate( UNITS ):
       unit = getattr( s, u )

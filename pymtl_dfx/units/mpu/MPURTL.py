@@ -27,7 +27,7 @@ from .msgs import FP16, declare_mpu_engine_ports
 NEG_INF = 0xFC00
 
 
-class MPUEngineRTL( Component ):
+class MPURTL( Component ):
 
   def construct( s, cfg ):
     T = declare_mpu_engine_ports( s, cfg )

@@ -2,14 +2,14 @@
 
 from pymtl3 import *
 
-from ..core.CoreFL import CoreFL
+from .CoreFunc import CoreFunc
 
 
-class ApplianceFL( Component ):
+class ApplianceFunc( Component ):
 
   def construct( s, cfg, images, readonly_hbm_words ):
     n = len( images )
-    s.cores = [ CoreFL( cfg, i, n, hbm, ddr, readonly_hbm_words )
+    s.cores = [ CoreFunc( cfg, i, n, hbm, ddr, readonly_hbm_words )
                 for i, ( hbm, ddr ) in enumerate( images ) ]
     for i in range( n ):
       s.cores[i].ring_send //= s.cores[ ( i + 1 ) % n ].ring_recv

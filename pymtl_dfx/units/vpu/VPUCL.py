@@ -1,4 +1,4 @@
-"""The vector processing unit, cycle-exact with `VPUEngineRTL`.
+"""The vector processing unit, cycle-exact with `VPURTL`.
 
 Three `StallPipeCL`s stand for the RTL's element-wise pipe, reduction-tree
 pipe and accumulator pipe, and the control is the RTL's (`VPUCtrlRTL`,
@@ -32,7 +32,7 @@ def _combine( is_max, acc_bits, chunk_bits ):
   return int( numerics.bits( numerics.maximum( a, b ) if is_max else numerics.add( a, b ) ) )
 
 
-class VPUEngineCL( Component ):
+class VPUCL( Component ):
 
   def construct( s, d, cfg=None ):
     s.cfg = cfg or DFXConfig( d=d )

@@ -7,21 +7,21 @@ real latencies between the manager's requests and its write-backs."""
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..mpu.MPUEngineCL import MPUEngineCL
-from ..mpu.MPUEngineFL import MPUEngineFL
-from ..mpu.MPUEngineRTL import MPUEngineRTL
-from ..mpu.msgs import mk_mpu_types
-from ..vpu.VPUEngineCL import VPUEngineCL
-from ..vpu.VPUEngineFL import VPUEngineFL
-from ..vpu.VPUEngineRTL import VPUEngineRTL
-from .RegisterFileManagerCL import RegisterFileManagerCL
-from .RegisterFileManagerRTL import RegisterFileManagerRTL
-from .RegisterFileManagerStreamFL import RegisterFileManagerStreamFL
+from ..units.mpu.MPUCL import MPUCL
+from ..units.mpu.MPUFL import MPUFL
+from ..units.mpu.MPURTL import MPURTL
+from ..units.mpu.msgs import mk_mpu_types
+from ..units.vpu.VPUCL import VPUCL
+from ..units.vpu.VPUFL import VPUFL
+from ..units.vpu.VPURTL import VPURTL
+from ..units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
+from ..units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
+from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
 
 MODELS = {
-  "fl":  ( RegisterFileManagerStreamFL, VPUEngineFL, MPUEngineFL ),
-  "cl":  ( RegisterFileManagerCL, VPUEngineCL, MPUEngineCL ),
-  "rtl": ( RegisterFileManagerRTL, VPUEngineRTL, MPUEngineRTL ),
+  "fl":  ( RegisterFileManagerFL, VPUFL, MPUFL ),
+  "cl":  ( RegisterFileManagerCL, VPUCL, MPUCL ),
+  "rtl": ( RegisterFileManagerRTL, VPURTL, MPURTL ),
 }
 OUTSIDE = ( "rf_wr", "rf_rd", "rf_rd_resp", "vpu_inst", "vpu_done", "mpu_inst", "mpu_done",
             "router_inst", "router_cmd", "router_rd", "router_wr" )

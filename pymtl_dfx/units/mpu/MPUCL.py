@@ -2,7 +2,7 @@
 on Python values, so every message leaves in the RTL's cycle.
 
 Values come from `golden` (numerics), one stage's piece at a time; the
-control follows `MPUSeqRTL`/`MPUEngineRTL` decision by decision.
+control follows `MPUSeqRTL`/`MPURTL` decision by decision.
 """
 
 import numpy as np
@@ -26,7 +26,7 @@ class _Tile:
     s.entry, s.first, s.last, s.tile, s.s = entry, first, last, tile, values
 
 
-class MPUEngineCL( Component ):
+class MPUCL( Component ):
 
   def construct( s, cfg ):
     T = declare_mpu_engine_ports( s, cfg )

@@ -13,7 +13,7 @@ class WeightStreamError( RuntimeError ):
   pass
 
 
-class WeightStreamFL:
+class WeightStreamFunc:
 
   def __init__( s ):
     s.blocks = deque()
