@@ -315,6 +315,27 @@ class DFXConfig:
       raise ConfigError(f"invalid DFXConfig: unknown field(s) {unknown}")
     return cls(**data)
 
+  def with_overrides(self, assignments) -> "DFXConfig":
+    """A copy with `key=value` strings applied (the command line's --set);
+    each value is parsed as its field's type, and every bad one is named."""
+    types = {f.name: f.type for f in fields(self)}
+    changes, errors = {}, []
+    for text in assignments:
+      key, eq, value = str(text).partition("=")
+      key = key.strip()
+      if not eq or not key:
+        errors.append(f"{text!r} (expected key=value)")
+      elif key not in types:
+        errors.append(f"{key!r} is not a DFXConfig field (fields: {', '.join(types)})")
+      else:
+        kind = int if types[key] in (int, "int") else float
+        try:
+          changes[key] = kind(value.strip())
+        except ValueError:
+          errors.append(f"{key}={value!r} (must be {'an integer' if kind is int else 'a number'})")
+    _raise_if(errors, "--set")
+    return self.replace(**changes)
+
 
 @dataclass(frozen=True)
 class GPT2Config:

@@ -69,3 +69,22 @@ def test_dfx_dict_round_trip_and_unknown_field():
   assert DFXConfig.from_dict( c.to_dict() ) == c
   with pytest.raises( ConfigError, match="unknown field.*lanes" ):
     DFXConfig.from_dict( { "lanes": 4 } )
+
+
+def test_with_overrides_parses_each_field_by_its_type():
+  c = DFXConfig().with_overrides( [ "d=32", "l=8", "ddr_gbps=19.5" ] )
+  assert ( c.d, c.l, c.ddr_gbps ) == ( 32, 8, 19.5 )
+  assert DFXConfig().with_overrides( [] ) == DFXConfig()
+
+
+@pytest.mark.parametrize( "bad, named", [
+  ( [ "d=x" ], "d='x' (must be an integer)" ),
+  ( [ "nope=1" ], "'nope' is not a DFXConfig field" ),
+  ( [ "d" ], "'d' (expected key=value)" ),
+  ( [ "ddr_gbps=fast" ], "ddr_gbps='fast'" ),
+  ( [ "d=3" ], "d=3 (must be a power of two)" ),
+] )
+def test_with_overrides_names_the_bad_assignment( bad, named ):
+  with pytest.raises( ConfigError ) as e:
+    DFXConfig().with_overrides( bad )
+  assert named in str( e.value )

@@ -7,7 +7,7 @@ from collections import deque
 from pymtl3 import *
 
 from ...lib.rate_queue import RateQueueCL
-from .ports import channel_bits, channel_rule, declare_memory_ports
+from .ports import channel_bits, channel_rule, declare_ports
 from .storage import ChannelStore
 
 
@@ -15,7 +15,7 @@ class MemoryCL( Component ):
 
   def construct( s, spec, depth, host_entries=None ):
     host_entries = spec.outstanding if host_entries is None else host_entries
-    T, H = declare_memory_ports( s, spec, depth, host_entries )
+    T, H = declare_ports( s, spec, depth, host_entries )
     C, CB = spec.channels, channel_bits( spec )
     Resp = T["Resp"]
     rule = channel_rule( spec )

@@ -8,7 +8,7 @@ priority) and answered the next cycle.  `ports` documents the boundary.
 
 from pymtl3 import *
 
-from .ports import channel_bits, declare_memory_ports
+from .ports import channel_bits, declare_ports
 from .storage import ChannelStore
 
 
@@ -16,7 +16,7 @@ class MemoryFL( Component ):
 
   def construct( s, spec, depth, host_entries=None ):
     host_entries = spec.outstanding if host_entries is None else host_entries
-    T, H = declare_memory_ports( s, spec, depth, host_entries )
+    T, H = declare_ports( s, spec, depth, host_entries )
     C, CB = spec.channels, channel_bits( spec )
     Resp = T["Resp"]
     s.store = [ ChannelStore( depth ) for _ in range( C ) ]

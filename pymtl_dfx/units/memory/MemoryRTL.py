@@ -11,14 +11,14 @@ from pymtl3 import *
 
 from ...lib.fifo import FifoRTL
 from .MemChannelRTL import MemChannelRTL
-from .ports import channel_bits, declare_memory_ports
+from .ports import channel_bits, declare_ports
 
 
 class MemoryRTL( Component ):
 
   def construct( s, spec, depth, host_entries=None ):
     host_entries = spec.outstanding if host_entries is None else host_entries
-    T, H = declare_memory_ports( s, spec, depth, host_entries )
+    T, H = declare_ports( s, spec, depth, host_entries )
     C, CB, RB = spec.channels, channel_bits( spec ), spec.row_bits
     HI = CB + RB                     # the host address's width
     Chan = mk_bits( max( 1, CB ) )

@@ -63,7 +63,7 @@ def check_memory( spec, depth, host_entries ):
     raise MemoryConfigError( f"invalid {spec.name} memory: " + "; ".join( errors ) )
 
 
-def declare_memory_ports( s, spec, depth, host_entries ):
+def declare_ports( s, spec, depth, host_entries ):
   """The memory's boundary at every level; returns (DMA types, host types)."""
   check_memory( spec, depth, host_entries )
   T, H = spec.types, mk_host_types( spec )

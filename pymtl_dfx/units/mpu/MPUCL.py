@@ -12,7 +12,7 @@ from ...compiler.tiling import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
-from .msgs import declare_mpu_engine_ports
+from .ports import declare_ports
 from .streams import order_of
 
 F16 = np.float16
@@ -29,7 +29,7 @@ class _Tile:
 class MPUCL( Component ):
 
   def construct( s, cfg ):
-    T = declare_mpu_engine_ports( s, cfg )
+    T = declare_ports( s, cfg )
     d, l = cfg.d, cfg.l
 
     def reset_state():

@@ -12,7 +12,7 @@ from pymtl3 import *
 
 from ...isa import ComputeOp as C, PostOp
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
-from .msgs import declare_mpu_engine_ports
+from .ports import declare_ports
 from .streams import order_of
 
 F16 = np.float16
@@ -21,7 +21,7 @@ F16 = np.float16
 class MPUFL( Component ):
 
   def construct( s, cfg ):
-    T = declare_mpu_engine_ports( s, cfg )
+    T = declare_ports( s, cfg )
     d, l = cfg.d, cfg.l
 
     s.active = None          # the command being executed

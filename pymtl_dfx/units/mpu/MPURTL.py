@@ -22,7 +22,8 @@ from .AccumulateComb import AccumulateComb
 from .MFUArrayComb import MFUArrayComb
 from .MPUSeqRTL import MPUSeqRTL
 from .PostOpComb import PostOpComb
-from .msgs import FP16, declare_mpu_engine_ports
+from .msgs import FP16
+from .ports import declare_ports
 
 NEG_INF = 0xFC00
 
@@ -30,7 +31,7 @@ NEG_INF = 0xFC00
 class MPURTL( Component ):
 
   def construct( s, cfg ):
-    T = declare_mpu_engine_ports( s, cfg )
+    T = declare_ports( s, cfg )
     d, l = cfg.d, cfg.l
 
     s.seq = MPUSeqRTL( d, l, cfg.psum_entries, T["Entry"] )

@@ -62,14 +62,3 @@ def mk_mpu_types( d, l, psum_entries ):
     Post=mk_bitstruct( f"MPUPost_{l}", { "tile": Elems, "v": [ FP16 ] * l } ),
   )
 
-
-def declare_mpu_engine_ports( s, cfg ):
-  """The MPU engine's boundary, the same at every level; returns its types."""
-  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-  T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
-  s.cmd  = RecvIfcRTL( MPUCmd )
-  s.x    = RecvIfcRTL( T["X"] )
-  s.w    = RecvIfcRTL( T["W"] )
-  s.bias = RecvIfcRTL( T["Bias"] )
-  s.out  = SendIfcRTL( T["Out"] )
-  return T

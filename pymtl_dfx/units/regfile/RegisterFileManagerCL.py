@@ -18,7 +18,7 @@ from ..mpu.streams import finish_order, mpu_cmd, order_of
 from ..router.streams import RouterCmd, apply_writes, rd_messages
 from ..vpu.msgs import vpu_cmd
 from ..vpu.streams import n_b_msgs, n_chunks, n_out_msgs, to_msgs
-from .ports import RFMError, check_rfm_params, declare_rfm_ports, matrix_error, vector_error
+from .ports import RFMError, check_rfm_params, declare_ports, matrix_error, vector_error
 from .state import VectorRegisterFile
 from .streams import entry_values, mpu_write_out, n_mpu_outs
 
@@ -54,7 +54,7 @@ class RegisterFileManagerCL( Component ):
   def construct( s, cfg, core_id=0, cores=None ):
     cores = cfg.cores if cores is None else cores
     check_rfm_params( cfg, core_id, cores )
-    T = declare_rfm_ports( s, cfg )
+    T = declare_ports( s, cfg )
     d, l = cfg.d, cfg.l
     E = cfg.vreg_entries
     s.rf = VectorRegisterFile( E, d )

@@ -12,7 +12,7 @@ from pymtl3 import *
 from ..control.decode_cache import decoded
 from ..router.streams import apply_writes, rd_messages, router_cmd
 from ..vpu.streams import n_out_msgs, request_streams, to_msgs, write_back
-from .ports import RFMError, check_rfm_params, declare_rfm_ports, matrix_error, vector_error
+from .ports import RFMError, check_rfm_params, declare_ports, matrix_error, vector_error
 from .state import VectorRegisterFile
 from .streams import entry_values, mpu_requests, mpu_write_back, n_mpu_outs
 
@@ -38,7 +38,7 @@ class RegisterFileManagerFL( Component ):
   def construct( s, cfg, core_id=0, cores=None ):
     cores = cfg.cores if cores is None else cores
     check_rfm_params( cfg, core_id, cores )
-    declare_rfm_ports( s, cfg )
+    declare_ports( s, cfg )
     s.rf = VectorRegisterFile( cfg.vreg_entries, cfg.d )
 
     def vpu_job( word ):

@@ -20,7 +20,7 @@ other; the control unit's scoreboard keeps their register ranges apart
 
 from pymtl3 import *
 
-from .ports import check_rfm_params, declare_rfm_ports
+from .ports import check_rfm_params, declare_ports
 from .RFMDmaRTL import RFMDmaRTL
 from .RFMMatrixRTL import RFMMatrixRTL
 from .RFMRouterRTL import RFMRouterRTL
@@ -33,7 +33,7 @@ class RegisterFileManagerRTL( Component ):
   def construct( s, cfg, core_id=0, cores=None ):
     cores = cfg.cores if cores is None else cores
     check_rfm_params( cfg, core_id, cores )
-    declare_rfm_ports( s, cfg )
+    declare_ports( s, cfg )
     Ent, Flat, _ = storage_types( cfg )
     AB, FB = Ent.nbits, Flat.nbits
 

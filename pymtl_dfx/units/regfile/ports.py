@@ -108,7 +108,7 @@ def rfm_ports( cfg ):
   }
 
 
-def declare_rfm_ports( s, cfg ):
+def declare_ports( s, cfg ):
   """Declare `rfm_ports` on component `s`; returns the message types."""
   from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
   for name, ( is_recv, Type ) in rfm_ports( cfg ).items():

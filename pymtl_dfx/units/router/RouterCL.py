@@ -6,7 +6,8 @@ from pymtl3 import *
 
 from ...lib.fifo import FifoCL
 from .RouterRTL import _hs, check_router_params
-from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
+from .ports import declare_ports
+from .streams import forwards, n_packets, own_packet, write_of
 
 
 
@@ -17,7 +18,7 @@ class RouterCL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
     check_router_params( cfg, core_id, cores )
-    declare_router_ports( s, cfg )
+    declare_ports( s, cfg )
     W = cfg.router_words
 
     def reset_state():

@@ -8,7 +8,8 @@ from collections import deque
 
 from pymtl3 import *
 
-from .streams import forwards, declare_router_ports, n_packets, own_packet, write_of
+from .ports import declare_ports
+from .streams import forwards, n_packets, own_packet, write_of
 
 
 
@@ -18,7 +19,7 @@ def _clone( msg ):
 class RouterFL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=None ):
-    declare_router_ports( s, cfg )
+    declare_ports( s, cfg )
     W = cfg.router_words
 
     def reset_state():

@@ -26,7 +26,8 @@ from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst, RegRst
 
 from ...lib.fifo import FifoRTL
-from .streams import AddrT, DoneMsg, LenT, declare_router_ports, mk_router_types
+from .ports import declare_ports
+from .streams import AddrT, DoneMsg, LenT, mk_router_types
 
 
 def check_router_params( cfg, core_id, cores ):
@@ -214,7 +215,7 @@ class RouterRTL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
     check_router_params( cfg, core_id, cores )
-    declare_router_ports( s, cfg )
+    declare_ports( s, cfg )
 
     s.ctrl = RouterCtrlRTL()
     s.dpath = RouterDpathRTL( cfg, core_id, cores, fwd_entries )

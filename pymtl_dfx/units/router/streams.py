@@ -146,15 +146,3 @@ def expected_writes( cfg, rfs, base, n ):
     out.append( sorted( msgs, key=lambda m: int( m.addr ) ) )
   return out
 
-
-def declare_router_ports( s, cfg ):
-  """The router's boundary, the same at every level; returns its types."""
-  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-  T = mk_router_types( cfg )
-  s.cmd = RecvIfcRTL( T["Cmd"] )
-  s.rf_rd = RecvIfcRTL( T["Rd"] )
-  s.rf_wr = SendIfcRTL( T["Wr"] )
-  s.ring_send = SendIfcRTL( T["Packet"] )
-  s.ring_recv = RecvIfcRTL( T["Packet"] )
-  s.done = SendIfcRTL( DoneMsg )
-  return T

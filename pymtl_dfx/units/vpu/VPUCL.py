@@ -14,15 +14,15 @@ from types import SimpleNamespace
 import numpy as np
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ... import numerics
 from ...config import DFXConfig
 from ...isa import ComputeOp
 from ...lib.pipeline import StallPipeCL
 from ...numerics.fp16 import NEG_INF
-from .msgs import BINARY, FP16, MAX_REDUCTIONS, REDUCTIONS, VPUCmd, mk_fp16_vec
+from .msgs import BINARY, FP16, MAX_REDUCTIONS, REDUCTIONS
 from .streams import execute
+from .ports import declare_ports
 
 NEG_ZERO = 0x8000
 
@@ -37,11 +37,7 @@ class VPUCL( Component ):
   def construct( s, d, cfg=None ):
     s.cfg = cfg or DFXConfig( d=d )
     s.d = d
-    s.Vec = mk_fp16_vec( d )
-    s.cmd = RecvIfcRTL( VPUCmd )
-    s.a   = RecvIfcRTL( s.Vec )
-    s.b   = RecvIfcRTL( s.Vec )
-    s.out = SendIfcRTL( s.Vec )
+    s.Vec = declare_ports( s, d )
     s.reset_state()
 
     @update_once

@@ -6,11 +6,10 @@ leave one per cycle; then the next command is taken."""
 from collections import deque
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa import ComputeOp
-from .msgs import VPUCmd, mk_fp16_vec
 from .streams import execute, n_b_msgs, n_chunks
+from .ports import declare_ports
 
 
 def _clone( msg ):
@@ -21,11 +20,7 @@ def _clone( msg ):
 class VPUFL( Component ):
 
   def construct( s, d, cfg=None ):  # untimed; cfg kept for one signature
-    Vec = mk_fp16_vec( d )
-    s.cmd = RecvIfcRTL( VPUCmd )
-    s.a   = RecvIfcRTL( Vec )
-    s.b   = RecvIfcRTL( Vec )
-    s.out = SendIfcRTL( Vec )
+    declare_ports( s, d )
     s.d = d
     s.reset_state()
 

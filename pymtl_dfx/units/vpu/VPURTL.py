@@ -2,12 +2,11 @@
 stream boundary of `streams.py` (cmd, a, b in; out)."""
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...config import DFXConfig
-from .msgs import VPUCmd, mk_fp16_vec
 from .VPUCtrlRTL import VPUCtrlRTL
 from .VPUDpathRTL import VPUDpathRTL
+from .ports import declare_ports
 
 
 class VPURTL( Component ):
@@ -16,11 +15,7 @@ class VPURTL( Component ):
     cfg = cfg or DFXConfig( d=d )
     if d < 2 or cfg.d != d:
       raise ValueError( f"VPURTL: d={d} must be >= 2 and match cfg.d={cfg.d}" )
-    Vec = mk_fp16_vec( d )
-    s.cmd = RecvIfcRTL( VPUCmd )
-    s.a   = RecvIfcRTL( Vec )
-    s.b   = RecvIfcRTL( Vec )
-    s.out = SendIfcRTL( Vec )
+    declare_ports( s, d )
 
     s.ctrl  = VPUCtrlRTL( d, cfg )
     s.dpath = VPUDpathRTL( d, cfg )
