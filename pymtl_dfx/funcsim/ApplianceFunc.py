@@ -15,7 +15,7 @@ class ApplianceFunc( Component ):
       s.cores[i].ring_send //= s.cores[ ( i + 1 ) % n ].ring_recv
 
   def idle( s ):
-    return all( c.ctrl.idle() for c in s.cores )
+    return all( c.ctrl.is_idle() for c in s.cores )
 
   def line_trace( s ):
     return " | ".join( c.line_trace() for c in s.cores )

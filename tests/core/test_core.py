@@ -49,10 +49,10 @@ def test_program_on_a_core( level ):
   core.sim_reset()
   core.ctrl.load( [ encode( i ) for i in prog ] )
   for _ in range( 500 ):
-    if core.ctrl.idle():
+    if core.ctrl.is_idle():
       break
     core.sim_tick()
-  assert core.ctrl.idle(), core.line_trace()
+  assert core.ctrl.is_idle(), core.line_trace()
 
   y = N.gelu( N.add( N.matvec( x, w, cfg.d ), b ) )
   want = N.softmax( y, cfg.d )

@@ -93,6 +93,8 @@ class ControlUnitCL( Component ):
     s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
     s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
     s.inst = RecvIfcRTL( InstMsg )
+    # nothing buffered and nothing in flight: what a core reports to the host
+    s.idle = OutPort()
 
     s.preloaded = []
     s._clear()
@@ -107,6 +109,7 @@ class ControlUnitCL( Component ):
         s.issue[u].val @= ok and s.cand.unit == u
         s.issue[u].msg @= InstMsg( s.cand.word if s.cand is not None else 0 )
         s.done[u].rdy @= s.inflight[u] > 0
+      s.idle @= s.is_idle()
 
     @update_ff
     def up_ctrl_cl_seq():
@@ -148,12 +151,12 @@ class ControlUnitCL( Component ):
   def load( s, words ):
     """Put a program in the instruction buffer (before simulation, or when
     idle); words may also stream in through `inst`."""
-    if not s.idle():
+    if not s.is_idle():
       raise RuntimeError( "control unit: load while a program is running" )
     s.preloaded = [ int( w ) for w in words ]
     s.buf = list( s.preloaded )
 
-  def idle( s ):
+  def is_idle( s ):
     return not s.buf and not any( s.inflight )
 
   def line_trace( s ):

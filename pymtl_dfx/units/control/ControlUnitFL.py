@@ -33,6 +33,8 @@ class ControlUnitFL( Component ):
     # words appended to the program (CL/RTL load through this port; FL is
     # unbounded, so it is always ready)
     s.inst = RecvIfcRTL( InstMsg )
+    # nothing to issue and nothing awaited: what a core reports to the host
+    s.idle = OutPort()
 
     s.program = []
     s.pc = 0
@@ -48,6 +50,7 @@ class ControlUnitFL( Component ):
           s.issue[i].msg @= s.offer[1]
         s.done[i].rdy @= s.waiting == i
       s.inst.rdy @= 1
+      s.idle @= s.is_idle()
 
     @update_ff
     def up_ctrl_state():
@@ -71,7 +74,7 @@ class ControlUnitFL( Component ):
 
   def load( s, words ):
     """Start a new program (a list of 128-bit words)."""
-    if not s.idle():
+    if not s.is_idle():
       raise RuntimeError( "control unit: load while a program is running" )
     s.program = [ int( w ) for w in words ]
     s.pc = 0
@@ -79,7 +82,7 @@ class ControlUnitFL( Component ):
       _, op, kind = decoded( s.program[0] )
       s.offer = ( unit_of( op, kind ), InstMsg( s.program[0] ) )
 
-  def idle( s ):
+  def is_idle( s ):
     return s.offer is None and s.waiting is None and s.pc >= len( s.program )
 
   def line_trace( s ):

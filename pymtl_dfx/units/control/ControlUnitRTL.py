@@ -209,6 +209,8 @@ class ControlUnitRTL( Component ):
     s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
     s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
     s.inst = RecvIfcRTL( InstMsg )
+    # nothing buffered and nothing in flight: what a core reports to the host
+    s.idle = OutPort()
 
     s.ibuf = NormalQueueRTL( InstMsg, cfg.inst_buffer_entries )
     s.fp = FootprintRTL( cfg )
@@ -245,6 +247,10 @@ class ControlUnitRTL( Component ):
       s.ctrl.issue_rdy[u] //= s.issue[u].rdy
       s.ctrl.done_val[u] //= s.done[u].val
       s.done[u].rdy //= s.ctrl.done_rdy[u]
+
+    @update
+    def up_ctrl_idle():
+      s.idle @= ~s.ibuf.send.val & ( s.sb.inflight == 0 )
 
   def line_trace( s ):
     return f"[{s.sb.line_trace()}]"
