@@ -96,6 +96,9 @@ class DFXConfig:
   scoreboard_entries  in-flight instructions the control unit tracks (issue
                    stalls when all are taken)
   inst_buffer_entries control unit's instruction buffer, in instructions
+  weight_fifo_entries depth of the FIFO between the DMA's weight port and
+                   the MPU, in d x l tiles (the DMA streams a matrix's tiles
+                   into it while the MPU takes them; at least 1)
   """
 
   d: int = 64
@@ -124,6 +127,7 @@ class DFXConfig:
   sfu_rom_latency: int = 2
   scoreboard_entries: int = 8
   inst_buffer_entries: int = 4
+  weight_fifo_entries: int = 4
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -133,7 +137,8 @@ class DFXConfig:
                  "fp_add_latency", "fp_mul_latency", "fp_max_latency",
                  "fp_recip_latency", "fp_rsqrt_latency", "fp_invpow2_latency",
                  "sfu_rom_latency",
-                 "scoreboard_entries", "inst_buffer_entries"]
+                 "scoreboard_entries", "inst_buffer_entries",
+                 "weight_fifo_entries"]
     errors = _int_field_errors(self, int_names)
     for name in ("ddr_gbps", "ring_gbps", "ring_latency_ns", "hbm_latency_ns",
                  "ddr_latency_ns"):
