@@ -5,46 +5,16 @@
 Runs `verilator --lint-only -Wall` on pymtl3's translation of each unit
 (wrapped by `WidePortsRTL`, as the Verilator tests and the FPGA kernel see
 it) and prints the warnings by class.  A warning class listed in WAIVED is
-reported but accepted, each with the reason; any other warning makes the
+reported but accepted (`pymtl_dfx.rtlgen`), each with the reason; any other warning makes the
 script exit 1.
 """
 
 import argparse
-import collections
 import os
-import re
-import subprocess
 import sys
 
-from pymtl3.passes.backends.verilog import VerilogTranslationPass
-
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.testing import verilator5
-from pymtl_dfx.testing.wide_ports import WidePortsRTL
-
-# What pymtl3's translation produces by construction, not design defects.
-# A class in WAIVED is accepted everywhere; a class in WAIVED_WHERE only on
-# the lines its pattern describes.
-WAIVED_WHERE = {
-  "WIDTH": ( r"for \( int unsigned \w+ = 1'd[01];",
-             "pymtl3 translates `for i in range(n)` into a 32-bit loop counter "
-             "initialised and compared with narrow constants" ),
-  "UNUSEDPARAM": ( r"__const__",
-                   "pymtl3 declares a localparam for every Python constant a block "
-                   "uses and then writes some of them as literals" ),
-}
-WAIVED = {
-  "UNUSEDSIGNAL": "pymtl3 emits every port of every library instance (e.g. the "
-                  "unused read ports of stdlib registers, the exposed pipeline "
-                  "stages, clk/reset of combinational blocks) and every field of a "
-                  "bitstruct even where one field is read",
-  "UNUSED": "the same, under Verilator 5's older name",
-  "DECLFILENAME": "pymtl3 puts every module of a design in one file",
-  "UNDRIVEN": "pymtl3 declares the outputs of bitstruct fields it never "
-              "drives (see the report's list for the exact signals)",
-  "PINCONNECTEMPTY": "unused library outputs left open",
-}
-
+from pymtl_dfx.rtlgen import lint, translate, waiver_reason
 
 MEMORY_DEPTH = 64
 
@@ -72,37 +42,6 @@ def designs( cfg ):
   }
 
 
-def translate( make, out_dir ):
-  top = WidePortsRTL( make() )
-  top.elaborate()
-  name = verilator5.name_without_double_underscores( top )
-  top.set_metadata( VerilogTranslationPass.enable, True )
-  top.set_metadata( VerilogTranslationPass.explicit_file_name, f"{name}.v" )
-  cwd = os.getcwd()
-  os.chdir( out_dir )
-  try:
-    top.apply( VerilogTranslationPass() )
-  finally:
-    os.chdir( cwd )
-  return os.path.join( out_dir, f"{name}.v" ), name
-
-
-def lint( path, top ):
-  """Warning counts by class ("WIDTH" or "WIDTH (not waived)"), errors, log."""
-  r = subprocess.run( [ "verilator", "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top, path ],
-                      capture_output=True, text=True )
-  source = open( path ).read().split( "\n" )
-  classes = collections.Counter()
-  for cls, line, msg in re.findall( r"%Warning-([A-Z0-9]+): [^:]+:(\d+):\d+: (.*)", r.stderr ):
-    if cls in WAIVED_WHERE:
-      pattern = WAIVED_WHERE[ cls ][0]
-      if not ( re.search( pattern, source[ int( line ) - 1 ] ) or re.search( pattern, msg ) ):
-        cls += " (not waived)"
-    classes[ cls ] += 1
-  errors = re.findall( r"%Error.*", r.stderr )
-  return classes, errors, r.stderr
-
-
 def main():
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
   ap.add_argument( "--d", type=int, default=64 )
@@ -119,7 +58,7 @@ def main():
   os.makedirs( args.out, exist_ok=True )
   bad = False
   for unit in args.units:
-    path, top = translate( designs( cfg )[ unit ], args.out )
+    path, top = translate( designs( cfg )[ unit ](), args.out )
     classes, errors, text = lint( path, top )
     lines = sum( 1 for _ in open( path ) )
     print( f"## {unit} (d={cfg.d}, l={cfg.l}, psum={cfg.psum_entries}): {path}, {lines} lines" )
@@ -127,7 +66,7 @@ def main():
       print( f"  ERROR {e}" )
       bad = True
     for cls, n in sorted( classes.items() ):
-      why = WAIVED.get( cls ) or WAIVED_WHERE.get( cls, ( None, None ) )[1]
+      why = waiver_reason( cls )
       print( f"  {cls:16s} {n:6d}  " + ( f"waived: {why}" if why else "NOT WAIVED" ) )
       bad |= why is None
     if not classes and not errors:
