@@ -14,6 +14,13 @@ chunks accumulate in ascending order (the order `numerics.matvec` fixes),
 and the direction across the band alternates between row chunks (zigzag), so
 the last tile of one row chunk and the first of the next share a partial-sum
 entry.
+
+Grid layout (the one definition; how matrices live in HBM): the tiles form
+an n_r x n_c grid, each tile l consecutive d-element vectors (contiguous),
+tile (r, c) at vector `grid_index(r, c, n_r, n_c, cmajor) * l` of the
+region: row-major (cmajor=0: r*n_c + c; weights and V) or column-major
+(cmajor=1: c*n_r + r; K^T, so a growing context appends tiles).  One
+`hbm_read mpu` (rows, vecs, cmajor) walks the grid in tile order itself.
 """
 
 import functools
@@ -32,16 +39,53 @@ def band_width( cols, l, psum_entries ):
   return max( 1, min( ceil_div( cols, l ), psum_entries ) )
 
 
+def tile_walk( n_r, n_c, band ):
+  """(row_chunk, col_tile) of an n_r x n_c tile grid in stream order: bands
+  of `band` column tiles, row chunks ascending, zigzag across the band
+  (`lib.tile_walker.TileWalkerRTL` is these counters in hardware)."""
+  for b0 in range( 0, n_c, band ):
+    bw = min( band, n_c - b0 )
+    for r in range( n_r ):
+      for k in range( bw ):
+        yield r, b0 + ( bw - 1 - k if r % 2 else k )
+
+
 @functools.lru_cache( maxsize=1024 )
 def tile_order( rows, cols, d, l, band ):
   """Tuple of (row_chunk, col_tile) in stream order."""
-  n_r, n_c = ceil_div( rows, d ), ceil_div( cols, l )
-  order = []
-  for b0 in range( 0, n_c, band ):
-    band_cols = list( range( b0, min( b0 + band, n_c ) ) )
-    for r in range( n_r ):
-      order += [ ( r, c ) for c in ( band_cols if r % 2 == 0 else band_cols[::-1] ) ]
-  return tuple( order )
+  return tuple( tile_walk( ceil_div( rows, d ), ceil_div( cols, l ), band ) )
+
+
+def grid_index( r, c, n_r, n_c, cmajor ):
+  """Tile (r, c)'s place in the grid layout (in tiles)."""
+  return c * n_r + r if cmajor else r * n_c + c
+
+
+class GridError( ValueError ):
+  pass
+
+
+def read_grid( rows, vecs, d, l, psum_entries ):
+  """(n_r, n_c, band) of `hbm_read mpu rows=.. vecs=..`: the one place the
+  DMA's geometry comes from the instruction (the hardware divides too)."""
+  if vecs % l:
+    raise GridError( f"vecs={vecs} is not a multiple of l={l}: the weight stream is "
+                     f"whole {d} x {l} tiles" )
+  n_tiles = vecs // l
+  if n_tiles and rows == 0:
+    raise GridError( f"rows=0 with vecs={vecs}: a matrix read needs its row count" )
+  n_r = ceil_div( rows, d )
+  if n_tiles % max( n_r, 1 ):
+    raise GridError( f"vecs={vecs} is {n_tiles} tiles, not a whole number of columns of "
+                     f"ceil(rows={rows} / d={d}) = {n_r} row chunks" )
+  n_c = n_tiles // n_r if n_r else 0
+  return n_r, n_c, max( 1, min( n_c, psum_entries ) )
+
+
+def grid_tiles( n_r, n_c, band, cmajor ):
+  """Grid indices of the tiles in stream order (int64 array)."""
+  return np.fromiter( ( grid_index( r, c, n_r, n_c, cmajor )
+                        for r, c in tile_walk( n_r, n_c, band ) ), np.int64, n_r * n_c )
 
 
 def stream_vectors( rows, cols, d, l ):
@@ -76,3 +120,22 @@ def from_stream( vectors, rows, cols, d, l, band ):
   tiles = np.empty( ( n_r, n_c, l, d ), vectors.dtype )
   tiles[ rs, cs ] = vectors.reshape( -1, l, d )
   return tiles.transpose( 0, 3, 1, 2 ).reshape( n_r * d, n_c * l )[ :rows, :cols ]
+
+
+def to_grid( w, d, l, cmajor=0 ):
+  """[rows, cols] FP16 matrix -> [n_r * n_c * l, d] vectors in grid layout."""
+  rows, cols = w.shape
+  n_r, n_c = ceil_div( rows, d ), ceil_div( cols, l )
+  pad = np.zeros( ( n_r * d, n_c * l ), F16 )
+  pad[ :rows, :cols ] = w
+  tiles = pad.reshape( n_r, d, n_c, l ).transpose( 0, 2, 3, 1 )   # [r, c, l, d]
+  if cmajor:
+    tiles = tiles.transpose( 1, 0, 2, 3 )
+  return np.ascontiguousarray( tiles.reshape( -1, d ) )
+
+
+def grid_to_stream( vectors, n_r, n_c, band, cmajor, l ):
+  """Grid-layout vectors -> the weight stream (tiles in stream order)."""
+  d = vectors.shape[1]
+  tiles = vectors.reshape( -1, l, d )
+  return np.ascontiguousarray( tiles[ grid_tiles( n_r, n_c, band, cmajor ) ].reshape( -1, d ) )

@@ -130,7 +130,7 @@ def _parse_line(code: str):
     s = pending[0]
     raise IsaError(f"missing operand {s.name}: {s.field.doc}")
   for name, s in keyed.items():
-    if name not in values and not s.field.optional:
+    if name not in values and not s.field.is_optional(op):
       raise IsaError(f"missing {name}=: {s.field.doc}")
   return make(op, **values)
 
@@ -194,7 +194,7 @@ def format_inst(inst) -> str:
     else:
       operands.append(_format_value(s, value))
   options = [f"{n}={_format_value(s, s.get(inst))}" for n, s in keyed.items()
-             if s.get(inst) or not s.field.optional] + set_flags
+             if s.get(inst) or not s.field.is_optional(op)] + set_flags
   line = op.mnemonic
   if operands:
     line += " " + ", ".join(operands)

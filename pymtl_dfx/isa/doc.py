@@ -31,7 +31,7 @@ def _bits(s) -> str:
 def _syntax(op) -> str:
   positional, keyed, flags = operands_of(op)
   parts = [f"`{op.mnemonic} " + ", ".join(s.name for s in positional)]
-  opts = [f"{n}=" if not s.field.optional else f"[{n}=]"
+  opts = [f"{n}=" if not s.field.is_optional(op) else f"[{n}=]"
           for n, s in keyed.items()]
   opts += [f"[{n}]" for n in flags if not n.startswith("wait_")]
   return parts[0] + (", " if positional and opts else " ") \

@@ -24,7 +24,7 @@ from pymtl3 import mk_bits
 
 from pymtl_dfx.config import FP16_BITS, MEM_WORD_BYTES
 
-from .opcodes import PostOp
+from .opcodes import DmaOp, PostOp
 
 INST_BITS = 128    # one instruction = one instruction-memory word
 INST_BYTES = INST_BITS // 8
@@ -105,6 +105,8 @@ class Field:
   positional  written as a bare operand, in format order (`v12`, `0x1000`)
   optional    key=value that may be left out (value 0); other keyed fields
               must be written.  Flags are always optional.
+  optional_ops  opcodes for which the field is optional although it is not
+              elsewhere (DMA `rows`: only `hbm_read mpu` gives it)
   alias       a flag that may be written in place of this positional
               operand, meaning flag=1 and operand=0 (`hbm_read mpu, ...`)
   """
@@ -112,6 +114,11 @@ class Field:
   positional: bool = False
   optional: bool = False
   alias: Optional[str] = None
+  optional_ops: tuple = ()
+
+  def is_optional(self, op) -> bool:
+    # `is`: opcodes of different kinds share values (conv1d == hbm_read == 0)
+    return self.optional or any(op is o for o in self.optional_ops)
 
 
 FIELDS = {
@@ -131,7 +138,10 @@ FIELDS = {
   "src1":  Field("first source entry (the matrix op's input vector)",
                  positional=True),
   "src2":  Field("second source entry", positional=True),
-  "rows":  Field("matrix rows: input (reduction) length"),
+  "rows":  Field("matrix rows: input (reduction) length (hbm_read mpu: the "
+                 "matrix's, so its tile grid has ceil(rows/d) row chunks and "
+                 "vecs/(l*ceil(rows/d)) column tiles; 0 without mpu)",
+                 optional_ops=(DmaOp.HBM_READ,)),
   "cols":  Field("matrix columns: number of outputs"),
   "bias":  Field("entry of the cols-element bias vector"),
   "post":  Field("matrix-side SFU post-op", optional=True),
@@ -145,10 +155,13 @@ FIELDS = {
                  positional=True),
   "mpu":   Field("HBM_READ into the MPU weight stream, not the register "
                  "file (rf unused)", alias="rf"),
+  "cmajor": Field("hbm_read mpu: the tile grid is column-major (tile (r, c) "
+                  "at c*n_r + r, K^T); else row-major (r*n_c + c)"),
   "tr":    Field("HBM_WRITE of a V row, transposed into the tile layout"),
   "addr":  Field("external address (HBM or DDR by opcode)",
                  positional=True),
-  "vecs":  Field("number of d-element vectors moved"),
+  "vecs":  Field("number of d-element vectors moved (hbm_read mpu: the "
+                 "grid's n_r*n_c tiles of l vectors, streamed in tile order)"),
   "pos":   Field("token position of the row written with tr",
                  optional=True),
   "rsvd":  Field("reserved, must be 0"),

@@ -92,6 +92,8 @@ class DmaInst:
   mpu:   FLAG
   tr:    FLAG
   pos:   POS
+  rows:  ELEMS
+  cmajor: FLAG
 
 
 @bitstruct
@@ -118,6 +120,8 @@ RESTRICTED = {
   VectorInst: {"src2": _BINARY, "bcast": _BINARY},
   DmaInst:    {"chain": set(),
                "mpu": {DmaOp.HBM_READ},
+               "rows": {DmaOp.HBM_READ},
+               "cmajor": {DmaOp.HBM_READ},
                "tr": {DmaOp.HBM_WRITE},
                "pos": {DmaOp.HBM_WRITE}},
   RouterInst: {"chain": set()},
