@@ -1,0 +1,147 @@
+"""The tile walker: `compiler.tiling.tile_walk` as counters (the one
+hardware definition of the MPU's tile order).
+
+An n_r x n_c grid of tiles is walked in bands of `band = min(n_c,
+psum_entries)` column tiles (the last band takes the rest); within a band,
+row chunks ascend, and the walk crosses the band left to right on even row
+chunks and right to left on odd ones (zigzag).  Besides (r, c) the walker
+keeps the tile's place in the grid layout (`tiling.grid_index`, row- or
+column-major) with adds only: a step across the band is +-step_c, a step
+to the next row chunk is +step_r, and a new band starts one step_c past the
+end of the previous band's first row chunk (recorded as it is passed), so
+no multiplier is needed.
+
+  start        load n_r, n_c, cmajor; the walker is at tile (0, 0)
+  step         move to the next tile (ignored after the last)
+  r, c, pos, gi  the current tile: row chunk, column tile, position in the
+               band (its partial-sum entry) and grid index
+  last         the current tile is the last of the walk
+  nxt_gi       the grid index the next `step` moves to (so a user can
+               address the next tile in the same cycle it steps)
+
+`TileWalkerCL` is the same walk on Python values.
+"""
+
+from pymtl3 import *
+
+from ..compiler.tiling import grid_index, tile_walk
+
+
+class TileWalkerRTL( Component ):
+
+  def construct( s, nbits, psum_entries ):
+    T = mk_bits( nbits )
+
+    s.start  = InPort()
+    s.n_r    = InPort( T )
+    s.n_c    = InPort( T )
+    s.cmajor = InPort()
+    s.step   = InPort()
+    s.r      = OutPort( T )
+    s.c      = OutPort( T )
+    s.pos    = OutPort( T )
+    s.gi     = OutPort( T )
+    s.last   = OutPort()
+    s.nxt_gi = OutPort( T )
+
+    s.nr     = Wire( T )
+    s.nc     = Wire( T )
+    s.band   = Wire( T )
+    s.step_c = Wire( T )         # grid-index step to the next column tile
+    s.step_r = Wire( T )         # ... to the next row chunk
+    s.b0     = Wire( T )         # first column tile of the band
+    s.bw     = Wire( T )         # tiles in this band
+    s.k      = Wire( T )         # position in the band, in walk order
+    s.gnext  = Wire( T )         # grid index of the next band's first tile
+    s.row_end = Wire()           # k is the band's last tile of this row chunk
+    s.band_end = Wire()          # ... and r the last row chunk
+    s.next_b0 = Wire( T )
+    s.start_band = Wire( T )     # min(n_c, psum_entries) of the start operands
+
+    s.r_r  = Wire( T )
+    s.gi_r = Wire( T )
+    s.r //= s.r_r
+    s.gi //= s.gi_r
+
+    @update
+    def up_walker_comb():
+      if s.r_r[0]:
+        s.pos @= s.bw - s.k - 1
+      else:
+        s.pos @= s.k
+      s.c @= s.b0 + s.pos
+      s.row_end @= s.k + 1 == s.bw
+      s.band_end @= s.row_end & ( s.r_r + 1 == s.nr )
+      s.next_b0 @= s.b0 + s.band
+      s.last @= s.band_end & ( s.next_b0 >= s.nc )
+      if ~s.row_end:
+        if s.r_r[0]:
+          s.nxt_gi @= s.gi_r - s.step_c
+        else:
+          s.nxt_gi @= s.gi_r + s.step_c
+      elif ~s.band_end:
+        s.nxt_gi @= s.gi_r + s.step_r
+      elif s.r_r == 0:
+        s.nxt_gi @= s.gi_r + s.step_c      # one row chunk: the band ends on row 0
+      else:
+        s.nxt_gi @= s.gnext
+      if s.n_c < T( psum_entries ):
+        s.start_band @= s.n_c
+      else:
+        s.start_band @= T( psum_entries )
+
+    @update_ff
+    def up_walker_ff():
+      if s.start:
+        s.nr <<= s.n_r
+        s.nc <<= s.n_c
+        s.band <<= s.start_band
+        s.bw <<= s.start_band
+        if s.cmajor:
+          s.step_c <<= s.n_r
+          s.step_r <<= 1
+        else:
+          s.step_c <<= 1
+          s.step_r <<= s.n_c
+        s.b0 <<= 0
+        s.k <<= 0
+        s.r_r <<= 0
+        s.gi_r <<= 0
+      elif s.step & ~s.last:
+        s.gi_r <<= s.nxt_gi
+        if ~s.row_end:
+          s.k <<= s.k + 1
+        elif ~s.band_end:
+          s.k <<= 0
+          s.r_r <<= s.r_r + 1
+          if s.r_r == 0:
+            s.gnext <<= s.gi_r + s.step_c
+        else:
+          s.k <<= 0
+          s.r_r <<= 0
+          s.b0 <<= s.next_b0
+          if s.nc - s.next_b0 < s.band:
+            s.bw <<= s.nc - s.next_b0
+
+  def line_trace( s ):
+    return f"({int( s.r_r )},{int( s.c )})"
+
+
+class TileWalkerCL:
+  """`TileWalkerRTL` on Python values: the tiles' grid indices in walk
+  order, from `tiling.tile_walk` (a helper object, like `FifoCL`)."""
+
+  def __init__( s, n_r, n_c, cmajor, psum_entries ):
+    band = max( 1, min( n_c, psum_entries ) )
+    s.gis = [ grid_index( r, c, n_r, n_c, cmajor ) for r, c in tile_walk( n_r, n_c, band ) ]
+    s.i = 0
+
+  def gi( s, ahead=0 ):
+    return s.gis[ s.i + ahead ]
+
+  def last( s ):
+    return s.i + 1 >= len( s.gis )
+
+  def step( s ):
+    if not s.last():
+      s.i += 1
