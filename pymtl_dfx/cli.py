@@ -44,7 +44,7 @@ def _demo_gpt2( seed, n_new ):
   print( f"    DFX numerics (reference) {ref16}" )
   for cores in ( 1, 2, 4 ):
     host = Host( compile_model( w.to_fp16(), DFXConfig( cores=cores ), cores,
-                                max_tokens=len( prompt ) + n_new ), "fl" )
+                                max_tokens=len( prompt ) + n_new ), "func" )
     t0 = time.perf_counter()
     got = host.generate( prompt, n_new )
     dt = time.perf_counter() - t0
@@ -158,7 +158,10 @@ def main( argv=None ):
   g.add_argument( "--prompt-ids", help="prompt token ids, e.g. 1,2,3" )
   p.add_argument( "--new-tokens", type=int, default=16 )
   p.add_argument( "--cores", type=int, default=1, help="FPGAs on the ring (1, 2, 4 in DFX)" )
-  p.add_argument( "--level", choices=( "fl", ), default="fl" )
+  p.add_argument( "--level", choices=( "func", "fl", "cl", "rtl", "verilog" ), default="func",
+                  help="func: instruction-level functional appliance (fast); fl/cl/rtl: cores "
+                       "built from the stream units at that level; verilog: one Verilator model "
+                       "(docs/core.md)" )
   p.add_argument( "--seed", type=int, default=0, help="seed of a preset's random weights" )
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=cmd_generate )

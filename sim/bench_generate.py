@@ -38,7 +38,7 @@ def main():
   t = time.perf_counter()
   cm = compile_model( w, dfx, args.cores, max_tokens=max_tokens )
   print( f"compile ({args.cores} cores): {time.perf_counter() - t:.1f} s" )
-  host = Host( cm, "fl" )
+  host = Host( cm, "func" )
   t = time.perf_counter()
   got = host.generate( prompt, args.new_tokens )
   total = time.perf_counter() - t

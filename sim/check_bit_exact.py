@@ -27,7 +27,7 @@ def main():
   ap.add_argument( "--prompt-lens", type=int, nargs="+", default=[ 1, 5, 17 ] )
   ap.add_argument( "--cores", type=int, nargs="+", default=[ 1, 2, 4 ] )
   ap.add_argument( "--new-tokens", type=int, default=4 )
-  ap.add_argument( "--level", default="fl" )
+  ap.add_argument( "--level", default="func" )
   args = ap.parse_args()
 
   cfg = gpt2_preset( args.model )

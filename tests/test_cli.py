@@ -19,7 +19,7 @@ def test_generate_json_matches_the_reference( capsys ):
                   "--cores", "2", "--seed", "3" )
   w = random_weights( gpt2_preset( "tiny" ), 3 ).to_fp16()
   assert out["tokens"] == generate( DFXForward( w, DFXConfig() ), [ 1, 2, 3 ], 4 )
-  assert ( out["level"], out["cores"], out["prompt_ids"] ) == ( "fl", 2, [ 1, 2, 3 ] )
+  assert ( out["level"], out["cores"], out["prompt_ids"] ) == ( "func", 2, [ 1, 2, 3 ] )
   per = out["per_op_class"]
   assert set( per ) == { "embedding", "layernorm", "attention", "ffn", "residual", "sync", "lm_head" }
   for cls in ( "attention", "ffn", "lm_head" ):

@@ -1,57 +1,381 @@
 """The host: loads a compiled model onto a modelled appliance and generates.
 
-Per token step it emits every core's program, loads it into the control
-units, runs the simulation until all cores are idle, and (for the last
-prompt token and every generated one) reads each core's logits slice from
-its DDR, joins the real vocabulary columns and picks the next token greedily.
+Levels (docs/core.md):
+  "func"     the instruction-level functional appliance (`funcsim`): whole
+             vectors per instruction over shared arrays; fast, any model size.
+  "fl", "cl", "rtl"   the appliance of `core.Core`s built from the stream
+             units at that level (pymtl3 simulation); `levels` overrides single
+             units (e.g. {"mpu": "rtl"}), with "verilog" for a unit translated
+             and imported alone.
+  "verilog"  every unit RTL, and the whole appliance (cores, memories, links)
+             translated into one Verilator model.
+
+At every stream level the host drives the appliance the same way, through
+ports only, from Python components inside the simulated top:
+  1. load: every word of each core's HBM and DDR image is written through the
+     memory's host port (write requests, acknowledgements counted);
+  2. per token step: each core's program streams into its `inst` port from a
+     word source; the host ticks until every core is idle and every source
+     drained, watching each core's `issued` / `retired` handshakes to charge
+     every cycle to an op class (the attribution rule below);
+  3. logits: each core's slice is read back through its DDR host port, the
+     real vocabulary columns joined, and the next token picked greedily.
+
+Cycle attribution: a cycle of a step is charged, on each core, to the op
+class of the oldest instruction of that core's program not yet completed
+(its done token not yet taken); once all have completed, to the last one's.
+The step's classes are the slowest core's (the one whose last instruction
+completes last, ties to the lowest id), so they sum exactly to the step's
+cycles.  A unit is busy in a cycle when it holds an issued, not yet
+completed instruction at the start of that cycle.
 """
 
 import time
+from collections import deque
 
 import numpy as np
-from pymtl3 import DefaultPassGroup
+from pymtl3 import *
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..compiler import stats as S
-from ..gpt2.decoding import greedy_token
-from ..isa import encode
+from ..config import MEM_WORD_ELEMS
+from ..core.Core import CORE_LEVELS, prepare_sim
 from ..funcsim.ApplianceFunc import ApplianceFunc
+from ..gpt2.decoding import greedy_token
+from ..isa import DmaOp as D, Kind, encode, format_inst, op_of
+from ..units.control.ControlUnitFL import UNITS, unit_of
+from ..units.control.footprint import footprint_of
+from ..units.dma.msgs import mk_dma_types
+from ..units.dma.streams import tr_word0
+from ..units.memory.ports import mk_host_types
+from ..units.control.msgs import InstMsg
+from .Appliance import Appliance
 
-LEVELS = { "fl": ApplianceFunc }
+LEVELS = ( "func", ) + CORE_LEVELS
+STAGES = ( "summarization", "generation" )
+F16 = np.float16
+ALL_STRB = ( 1 << MEM_WORD_ELEMS ) - 1
 
 
 class StepTimeout( RuntimeError ):
   pass
 
 
+class ProgramError( ValueError ):
+  pass
+
+
+# -- Python drivers inside the simulated top ------------------------------------
+
+class WordSource( Component ):
+  """Sends the words pushed into it, one per cycle while the sink is ready."""
+
+  def construct( s, Type ):
+    s.send = SendIfcRTL( Type )
+    s.Type = Type
+    s.q = deque()
+
+    @update_once
+    def up_word_source_ports():
+      s.send.val @= len( s.q ) > 0
+      if s.q:
+        s.send.msg @= s.q[0]
+
+    @update_ff
+    def up_word_source_state():
+      if s.reset:
+        s.q.clear()
+      elif s.send.val & s.send.rdy:
+        s.q.popleft()
+
+  def push( s, msgs ):
+    s.q.extend( msgs )
+
+  def line_trace( s ):
+    return f"{len( s.q ):3d}"
+
+
+class HostMemPort( Component ):
+  """One memory's host port: sends queued requests, takes every response."""
+
+  def construct( s, H ):
+    s.Req = H["Req"]
+    s.req = SendIfcRTL( H["Req"] )
+    s.resp = RecvIfcRTL( H["Resp"] )
+    s.q = deque()
+    s.got = []
+
+    @update_once
+    def up_host_port_ports():
+      s.req.val @= len( s.q ) > 0
+      if s.q:
+        s.req.msg @= s.q[0]
+      s.resp.rdy @= 1
+
+    @update_ff
+    def up_host_port_state():
+      if s.reset:
+        s.q.clear()
+        return
+      if s.req.val & s.req.rdy:
+        s.q.popleft()
+      if s.resp.val & s.resp.rdy:
+        s.got.append( int( s.resp.msg.data ) )
+
+  def line_trace( s ):
+    return f"{len( s.q )}/{len( s.got )}"
+
+
+class HostTop( Component ):
+  """The appliance with one word source per core and its host ports' drivers."""
+
+  def construct( s, cfg, cores, levels, hbm_depth, ddr_depth, level ):
+    s.dut = Appliance( cfg, cores, levels, hbm_depth, ddr_depth, level )
+    T = mk_dma_types( cfg )
+    s.src = [ WordSource( InstMsg ) for _ in range( cores ) ]
+    s.hbm = [ HostMemPort( mk_host_types( T["hbm"] ) ) for _ in range( cores ) ]
+    s.ddr = [ HostMemPort( mk_host_types( T["ddr"] ) ) for _ in range( cores ) ]
+    for i in range( cores ):
+      s.src[i].send //= s.dut.inst[i]
+      s.hbm[i].req //= s.dut.hbm_host_req[i]
+      s.dut.hbm_host_resp[i] //= s.hbm[i].resp
+      s.ddr[i].req //= s.dut.ddr_host_req[i]
+      s.dut.ddr_host_resp[i] //= s.ddr[i].resp
+
+  def line_trace( s ):
+    return s.dut.line_trace()
+
+
+# -- per-core progress: which instruction is the oldest not completed -----------
+
+class _Progress:
+  """Completion of one core's program from its issue / done handshakes: a
+  unit answers in order, so its k-th done token completes its k-th
+  instruction of the program."""
+
+  def __init__( s, units, classes ):
+    s.classes = classes
+    s.pcs = [ [ pc for pc, u in enumerate( units ) if u == k ] for k in range( len( UNITS ) ) ]
+    s.issued = [ 0 ] * len( UNITS )
+    s.retired = [ 0 ] * len( UNITS )
+    s.cycles = dict.fromkeys( S.CLASSES, 0 )
+    s.busy = [ 0 ] * len( UNITS )
+    s.last_done = 0          # cycle (within the step) of the last completion
+    s.n = len( units )
+    s._oldest()
+
+  def _oldest( s ):
+    s.oldest = min( ( p[r] for p, r in zip( s.pcs, s.retired ) if r < len( p ) ), default=None )
+    s.cls = s.classes[ s.n - 1 if s.oldest is None else s.oldest ] if s.n else None
+
+  def cycle( s, k, issued, retired ):
+    """Cycle k of the step; issued / retired: this cycle's handshake bits."""
+    if s.cls is not None:
+      s.cycles[ s.cls ] += 1
+    for u in range( len( UNITS ) ):
+      if s.issued[u] > s.retired[u]:
+        s.busy[u] += 1
+    if issued:
+      for u in range( len( UNITS ) ):
+        s.issued[u] += issued >> u & 1
+    if retired:
+      for u in range( len( UNITS ) ):
+        s.retired[u] += retired >> u & 1
+      s.last_done = k
+      s._oldest()
+
+
 class Host:
 
-  def __init__( s, compiled, level="fl", max_cycles_per_step=None ):
+  def __init__( s, compiled, level="func", levels=None, max_cycles_per_step=None,
+                hbm_depth=None, ddr_depth=None, line_trace=False ):
     if level not in LEVELS:
-      raise ValueError( f"level {level!r} is not available for the appliance yet "
-                        f"(have: {', '.join(LEVELS)})" )
+      raise ValueError( f"level {level!r} is not an appliance level (have: {', '.join( LEVELS )})" )
     s.model = compiled
     s.level = level
     s.emitter = compiled.emitter()
     s.max_cycles = max_cycles_per_step
-    s.appliance = LEVELS[ level ]( compiled.dfx, compiled.images, compiled.readonly_hbm_words )
-    s.appliance.apply( DefaultPassGroup( linetrace=False ) )
-    s.appliance.sim_reset()
+    s.line_trace = line_trace
     s.pos = 0
     s.stats = S.empty()
     s.cycles = 0
     s.step_seconds = []
-
-  def step( s, token, want_logits ):
-    m = s.model
-    limit = s.max_cycles
+    s.step_cycles = []                     # per step: total cycles
+    s.step_classes = []                    # per step: op class -> cycles (stream levels)
+    s.stage_cycles = dict.fromkeys( STAGES, 0 )
+    s.class_cycles = dict.fromkeys( S.CLASSES, 0 )
+    s.unit_busy = None                     # per core: unit -> busy cycles
+    s.load_cycles = s.readback_cycles = 0
+    s.prompt_len = None
+    cfg = compiled.dfx
+    if level == "func":
+      if levels:
+        raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog), not func" )
+      s.appliance = ApplianceFunc( cfg, compiled.images, compiled.readonly_hbm_words )
+      s.appliance.apply( DefaultPassGroup( linetrace=False ) )
+      s.appliance.sim_reset()
+      return
+    T = mk_dma_types( cfg )
+    s.specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
+    s.depth = { "hbm": hbm_depth or _depth_for( compiled.images, 0, T["hbm"].channels ),
+                "ddr": ddr_depth or _depth_for( compiled.images, 1, T["ddr"].channels ) }
+    for k, m in enumerate( ( "hbm", "ddr" ) ):
+      words = s.depth[m] * s.specs[m].channels
+      for i, img in enumerate( compiled.images ):
+        if img[k].shape[0] > words:
+          raise ProgramError( f"core {i}: the {m.upper()} image has {img[k].shape[0]} words; "
+                              f"the modelled memory holds {words} ({m}_depth={s.depth[m]} rows "
+                              f"x {s.specs[m].channels} channels)" )
+    whole = level == "verilog"
+    top = HostTop( cfg, compiled.cores, levels, s.depth["hbm"], s.depth["ddr"],
+                   "rtl" if whole else level )
     t0 = time.perf_counter()
-    n_inst = 0
-    for i, core in enumerate( s.appliance.cores ):
-      prog, classes = s.emitter.step( i, int( token ), s.pos, want_logits )
-      S.count( prog, classes, m.dfx.d, m.cores, s.stats )
+    s.top = prepare_sim( top, [ top.dut ] if whole else (), linetrace=line_trace )
+    s.build_seconds = time.perf_counter() - t0
+    s.top.sim_reset()
+    s.unit_busy = [ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ]
+    s._load_images()
+
+  # -- memories through the host ports -------------------------------------------
+
+  def _tick_until( s, cond, limit, what ):
+    n = 0
+    while not cond():
+      if n >= limit:
+        raise StepTimeout( f"{what} did not finish in {limit} cycles" )
+      s.top.sim_tick()
+      if s.line_trace:
+        print( s.top.line_trace() )
+      n += 1
+    return n
+
+  def _load_images( s ):
+    top = s.top
+    want = []
+    for i, ( hbm, ddr ) in enumerate( s.model.images ):
+      for m, img in ( ( "hbm", hbm ), ( "ddr", ddr ) ):
+        port = getattr( top, m )[i]
+        Req = port.Req
+        bits = np.ascontiguousarray( img ).view( "<u2" )
+        port.got.clear()
+        port.q.extend( Req( 1, a, ALL_STRB, int.from_bytes( bits[a].tobytes(), "little" ) )
+                       for a in range( img.shape[0] ) )
+        want.append( ( port, img.shape[0] ) )
+    limit = 100 * sum( n for _, n in want ) + 10_000
+    s.load_cycles = s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
+                                   limit, "loading the memory images" )
+
+  def _read_ddr( s, addr, n_words ):
+    """n_words words from every core's DDR at addr, as FP16 arrays."""
+    top = s.top
+    for port in top.ddr:
+      port.got.clear()
+      Req = port.Req
+      port.q.extend( Req( 0, addr + k, 0, 0 ) for k in range( n_words ) )
+    s.readback_cycles += s._tick_until( lambda: all( len( p.got ) >= n_words for p in top.ddr ),
+                                        100 * n_words + 10_000, "reading the logits" )
+    return [ np.frombuffer( b"".join( w.to_bytes( 64, "little" ) for w in p.got ),
+                            "<u2" ).view( F16 ) for p in top.ddr ]
+
+  # -- programs -------------------------------------------------------------------
+
+  def check_program( s, core, prog ):
+    """Raise ProgramError if an instruction reaches past the register file
+    or the modelled memories (which would alias, not fail)."""
+    cfg = s.model.dfx
+    EW = cfg.d // MEM_WORD_ELEMS
+    for pc, inst in enumerate( prog ):
+      op, kind = op_of( inst ), Kind( int( inst.hdr.kind ) )
+      fp = footprint_of( inst, op, kind, cfg.d, cfg.cores )
+      for r in fp.reads + ( fp.write, ):
+        if r.count and r.end > cfg.vreg_entries:
+          raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): registers {r} "
+                              f"run past the {cfg.vreg_entries} entries of the register file" )
+      if kind != Kind.DMA:
+        continue
+      m = "ddr" if op in ( D.DDR_READ, D.DDR_WRITE ) else "hbm"
+      addr, vecs = int( inst.addr ), int( inst.vecs )
+      if op == D.HBM_WRITE and int( inst.tr ):
+        end = tr_word0( cfg, addr, vecs, int( inst.pos ) ) + ( vecs * cfg.d - 1 ) * EW + 1
+      else:
+        end = addr + vecs * EW
+      words = s.depth[m] * s.specs[m].channels
+      if end > words:
+        raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): words up to {end} "
+                            f"run past the {words} words of the modelled {m.upper()} "
+                            f"({m}_depth={s.depth[m]})" )
+
+  def _cycle_limit( s, progs ):
+    """A generous bound from the work in the programs: every entry, tile and
+    packet a few cycles, every instruction a memory round trip."""
+    cfg = s.model.dfx
+    lat = max( s.specs["hbm"].latency, s.specs["ddr"].latency, cfg.ring_latency_cycles )
+    work = 0
+    for prog in progs:
+      n = 0
+      for inst in prog:
+        kind, op = Kind( int( inst.hdr.kind ) ), op_of( inst )
+        if kind == Kind.DMA:
+          n += int( inst.vecs ) * cfg.d // MEM_WORD_ELEMS
+        elif kind == Kind.ROUTER:
+          n += cfg.cores * int( inst.len ) // cfg.router_words + cfg.cores * lat
+        elif op.on_vpu:
+          n += -( -int( inst.len ) // cfg.d )
+        else:
+          n += -( -int( inst.rows ) // cfg.d ) * -( -int( inst.cols ) // cfg.l )
+      work = max( work, 4 * n + ( 2 * lat + 100 ) * len( prog ) )
+    return work + 10_000
+
+  def _run_stream( s, progs, classes ):
+    top = s.top
+    tracks = []
+    for i, ( prog, cls ) in enumerate( zip( progs, classes ) ):
+      s.check_program( i, prog )
+      units = []
+      for inst in prog:
+        units.append( unit_of( op_of( inst ), Kind( int( inst.hdr.kind ) ) ) )
+      tracks.append( _Progress( units, cls ) )
+      top.src[i].push( InstMsg( encode( inst ) ) for inst in prog )
+    limit = s.max_cycles or s._cycle_limit( progs )
+    dut, n = top.dut, len( progs )
+    k = 0
+    while True:
+      top.sim_tick()
+      if s.line_trace:
+        print( top.line_trace() )
+      for i in range( n ):
+        tracks[i].cycle( k, int( dut.issued[i] ), int( dut.retired[i] ) )
+      k += 1
+      if all( int( dut.idle[i] ) for i in range( n ) ) and not any( src.q for src in top.src ):
+        break
+      if k >= limit:
+        raise StepTimeout( s._stuck( limit, tracks, progs ) )
+    slowest = max( range( n ), key=lambda i: ( tracks[i].last_done, -i ) )
+    for i, t in enumerate( tracks ):
+      for u, name in enumerate( UNITS ):
+        s.unit_busy[i][ name ] += t.busy[u]
+    return k, dict( tracks[ slowest ].cycles )
+
+  def _stuck( s, limit, tracks, progs ):
+    parts = []
+    for i, t in enumerate( tracks ):
+      try:
+        trace = s.top.dut.cores[i].line_trace().strip()
+      except Exception:          # a Verilated appliance has no inner objects
+        trace = "-"
+      if t.oldest is None:
+        where = "all instructions completed"
+      else:
+        where = f"oldest incomplete pc {t.oldest}: {format_inst( progs[i][ t.oldest ] )}"
+      inflight = ", ".join( f"{u} {t.issued[k]}/{t.retired[k]}" for k, u in enumerate( UNITS ) )
+      parts.append( f"core {i}: {trace}; {where}; issued/done {inflight}; "
+                    f"{len( s.top.src[i].q )} words not yet taken" )
+    return ( f"step at position {s.pos} did not finish in {limit} cycles; " + "; ".join( parts ) )
+
+  def _run_func( s, progs ):
+    limit = s.max_cycles or 100 * max( len( p ) for p in progs ) + 10_000
+    for core, prog in zip( s.appliance.cores, progs ):
       core.ctrl.load( [ encode( inst ) for inst in prog ] )
-      n_inst = max( n_inst, len( prog ) )
-    limit = limit or 100 * n_inst + 10_000
     start = s.appliance.sim_cycle_count()
     while not s.appliance.idle():
       if s.appliance.sim_cycle_count() - start > limit:
@@ -60,17 +384,51 @@ class Host:
         raise StepTimeout( f"step at position {s.pos} did not finish in {limit} cycles; "
                            + "; ".join( stuck ) )
       s.appliance.sim_tick()
-    s.cycles += s.appliance.sim_cycle_count() - start
+    return s.appliance.sim_cycle_count() - start, None
+
+  def step( s, token, want_logits ):
+    m = s.model
+    t0 = time.perf_counter()
+    progs, classes = [], []
+    for i in range( m.cores ):
+      prog, cls = s.emitter.step( i, int( token ), s.pos, want_logits )
+      S.count( prog, cls, m.dfx.d, m.cores, s.stats )
+      progs.append( prog )
+      classes.append( cls )
+    if s.level == "func":
+      cycles, per_class = s._run_func( progs )
+    else:
+      cycles, per_class = s._run_stream( progs, classes )
+    s.cycles += cycles
+    s.step_cycles.append( cycles )
+    stage = "summarization" if s.prompt_len is None or s.pos < s.prompt_len else "generation"
+    s.stage_cycles[ stage ] += cycles
+    if per_class is not None:
+      s.step_classes.append( per_class )
+      for c, n in per_class.items():
+        s.class_cycles[c] += n
     s.pos += 1
+    logits = s.read_logits() if want_logits else None
     s.step_seconds.append( time.perf_counter() - t0 )
-    return s.read_logits() if want_logits else None
+    return logits
 
   def read_logits( s ):
     lay = s.model.layout
     seg = lay["split"]["vocab"]
     addr = lay["ddr"]["regions"]["logits"]
-    parts = [ ddr[ addr: ].reshape( -1 )[ :seg ] for _, ddr in s.model.images ]
+    if s.level == "func":
+      parts = [ ddr[ addr: ].reshape( -1 )[ :seg ] for _, ddr in s.model.images ]
+    else:
+      parts = [ p[ :seg ] for p in s._read_ddr( addr, -( -seg // MEM_WORD_ELEMS ) ) ]
     return np.concatenate( parts )[ :s.model.gpt.vocab_size ].copy()
+
+  def results( s ):
+    """Cycles of the run so far: per step, per stage, per op class, per unit."""
+    return dict( level=s.level, cycles=s.cycles, step_cycles=list( s.step_cycles ),
+                 stage_cycles=dict( s.stage_cycles ), class_cycles=dict( s.class_cycles ),
+                 step_classes=[ dict( c ) for c in s.step_classes ],
+                 unit_busy=s.unit_busy, load_cycles=s.load_cycles,
+                 readback_cycles=s.readback_cycles )
 
   def generate( s, prompt_ids, n_new, on_token=None ):
     """Greedy generation: summarization over the prompt, then n_new tokens."""
@@ -79,6 +437,7 @@ class Host:
     if len( prompt_ids ) + n_new > s.model.layout["max_tokens"]:
       raise ValueError( f"{len(prompt_ids)} prompt + {n_new} new tokens exceed the compiled "
                         f"context of {s.model.layout['max_tokens']}" )
+    s.prompt_len = s.pos + len( prompt_ids )
     out = []
     logits = None
     for k, tok in enumerate( prompt_ids ):
@@ -92,3 +451,10 @@ class Host:
         logits = s.step( nxt, want_logits=True )
     s.last_logits = logits
     return out
+
+
+def _depth_for( images, k, channels ):
+  """Rows per channel (a power of two) that hold the largest image."""
+  words = max( img[k].shape[0] for img in images )
+  rows = max( 2, -( -words // channels ) )
+  return 1 << ( rows - 1 ).bit_length()

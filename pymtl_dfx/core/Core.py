@@ -1,0 +1,294 @@
+"""One DFX compute core built from the stream units, any unit at any level.
+
+    inst -> ctrl.issue[DMA]    -> dma.inst      dma.done    -> ctrl.done[DMA]
+            ctrl.issue[MPU]    -> rfm.mpu_inst  rfm.mpu_done -> ctrl.done[MPU]
+            ctrl.issue[VPU]    -> rfm.vpu_inst  rfm.vpu_done -> ctrl.done[VPU]
+            ctrl.issue[ROUTER] -> rfm.router_inst          router.done -> ctrl.done[ROUTER]
+    dma <-> rfm (rf_wr, rf_rd, rf_rd_resp);  dma.w -> weight FIFO -> mpu.w
+    rfm <-> mpu (cmd, x, bias, out), rfm <-> vpu (cmd, a, b, out)
+    rfm.router_cmd / router_rd -> router -> rfm.router_wr
+    dma.hbm_* / ddr_* <-> the core's HBM and DDR memories
+    ring_send / ring_recv: the router's ring ports
+
+`levels` maps a unit (`UNIT_NAMES`) to "fl", "cl", "rtl" or "verilog"
+(the RTL unit translated and imported on its own as a Verilator model when
+the simulation is prepared with `prepare_sim`).  Units not named take
+`level` (default "cl").  The weight FIFO ("wfifo") is a unit too: by
+default RTL when both its neighbours (DMA and MPU) are RTL, else CL.
+
+The core's own ports: `inst` (programs enter the control unit's buffer
+here), `ring_send` / `ring_recv`, `{hbm,ddr}_host_req` / `_resp` (the
+memories' host ports: images are loaded and logits read back through them),
+`idle` (the control unit has nothing buffered or in flight), and two
+4-bit status ports, `issued` and `retired`: bit u is unit u's issue / done
+handshake in this cycle (units as `ControlUnitFL.UNITS`), so the host can
+attribute cycles to instructions from the core's boundary at every level,
+a Verilated core included.
+"""
+
+from pymtl3 import *
+from pymtl3.passes.backends.verilog import VerilogPlaceholderPass, VerilogTranslationImportPass
+from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
+
+from ..lib.fifo import FifoCL, FifoRTL
+from ..testing import verilator5
+from ..testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, WidePortsRTL, fields_of
+from ..units.control.ControlUnitCL import ControlUnitCL
+from ..units.control.ControlUnitFL import UNITS, ControlUnitFL
+from ..units.control.ControlUnitRTL import ControlUnitRTL
+from ..units.control.msgs import InstMsg
+from ..units.dma.DMACL import DMACL
+from ..units.dma.DMAFL import DMAFL
+from ..units.dma.DMARTL import DMARTL
+from ..units.dma.msgs import mk_dma_types
+from ..units.memory.MemoryCL import MemoryCL
+from ..units.memory.MemoryFL import MemoryFL
+from ..units.memory.MemoryRTL import MemoryRTL
+from ..units.memory.msgs import memory_spec
+from ..units.memory.ports import mk_host_types
+from ..units.mpu.MPUCL import MPUCL
+from ..units.mpu.MPUFL import MPUFL
+from ..units.mpu.MPURTL import MPURTL
+from ..units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
+from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
+from ..units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
+from ..units.router.RouterCL import RouterCL
+from ..units.router.RouterFL import RouterFL
+from ..units.router.RouterRTL import RouterRTL
+from ..units.router.msgs import mk_ring_packet
+from ..units.vpu.VPUCL import VPUCL
+from ..units.vpu.VPUFL import VPUFL
+from ..units.vpu.VPURTL import VPURTL
+
+CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
+UNIT_NAMES = ( "ctrl", "dma", "rfm", "mpu", "vpu", "router", "wfifo", "hbm", "ddr" )
+DMA, MPU, VPU, ROUTER = ( UNITS.index( u ) for u in ( "dma", "mpu", "vpu", "router" ) )
+
+
+class CoreConfigError( ValueError ):
+  pass
+
+
+def _clone( msg ):
+  return msg.clone()   # the net's value object is reused next cycle
+
+
+class WeightFifoCL( Component ):
+  """FifoRTL's rule (enq.rdy while not full, deq.val while not empty, one
+  cycle from enq to deq) on Python values, as a component."""
+
+  def construct( s, Type, entries ):
+    s.enq = RecvIfcRTL( Type )
+    s.deq = SendIfcRTL( Type )
+    s.q = FifoCL( entries )
+
+    @update_once
+    def up_wfifo_cl_ports():
+      s.enq.rdy @= s.q.enq_rdy()
+      s.deq.val @= s.q.deq_val()
+      if s.q.deq_val():
+        s.deq.msg @= s.q.head()
+
+    @update_ff
+    def up_wfifo_cl_state():
+      if s.reset:
+        s.q.q.clear()
+        return
+      s.q.tick( _clone( s.enq.msg ) if s.enq.val & s.enq.rdy else None,
+                s.deq.val & s.deq.rdy )
+
+  def line_trace( s ):
+    return f"{len( s.q )}"
+
+
+def _ctrl( level, cfg, **_ ):
+  return ControlUnitFL() if level == "fl" else \
+         { "cl": ControlUnitCL, "rtl": ControlUnitRTL }[ level ]( cfg )
+
+
+def _by_level( fl, cl, rtl, make ):
+  return lambda level, cfg, **kw: make( { "fl": fl, "cl": cl, "rtl": rtl }[ level ], cfg, **kw )
+
+
+BUILDERS = {
+  "ctrl":   _ctrl,
+  "dma":    _by_level( DMAFL, DMACL, DMARTL, lambda M, cfg, **_: M( cfg ) ),
+  "rfm":    _by_level( RegisterFileManagerFL, RegisterFileManagerCL, RegisterFileManagerRTL,
+                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "mpu":    _by_level( MPUFL, MPUCL, MPURTL, lambda M, cfg, **_: M( cfg ) ),
+  "vpu":    _by_level( VPUFL, VPUCL, VPURTL, lambda M, cfg, **_: M( cfg.d, cfg ) ),
+  "router": _by_level( RouterFL, RouterCL, RouterRTL,
+                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  # FL has no FIFO of its own: a bounded FIFO is part of the core's contract
+  "wfifo":  _by_level( WeightFifoCL, WeightFifoCL, FifoRTL,
+                       lambda M, cfg, W, **_: M( W, weight_fifo_entries( cfg ) ) ),
+  "hbm":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+                       lambda M, cfg, hbm_depth, **_: M( memory_spec( cfg, "hbm" ), hbm_depth ) ),
+  "ddr":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+                       lambda M, cfg, ddr_depth, **_: M( memory_spec( cfg, "ddr" ), ddr_depth ) ),
+}
+
+
+def weight_fifo_entries( cfg ):
+  return cfg.weight_fifo_entries
+
+
+def resolve_levels( levels=None, level=None ):
+  """unit -> level for every unit of a core; raises CoreConfigError naming
+  an unknown unit or level."""
+  base = "cl" if level is None else level
+  if base not in CORE_LEVELS:
+    raise CoreConfigError( f"core: unknown level {base!r} (levels: {', '.join( CORE_LEVELS )})" )
+  levels = dict( levels or {} )
+  bad = [ f"{u!r}" for u in levels if u not in UNIT_NAMES ]
+  bad += [ f"{u}={v!r}" for u, v in levels.items() if u in UNIT_NAMES and v not in CORE_LEVELS ]
+  if bad:
+    raise CoreConfigError( f"core: bad unit level(s) {', '.join( bad )} (units: "
+                           f"{', '.join( UNIT_NAMES )}; levels: {', '.join( CORE_LEVELS )})" )
+  out = { u: levels.get( u, base ) for u in UNIT_NAMES }
+  if "wfifo" not in levels and level is None:
+    hw = ( "rtl", "verilog" )
+    out["wfifo"] = "rtl" if out["dma"] in hw and out["mpu"] in hw else "cl"
+  return out
+
+
+def _is_field( ifc ):
+  return isinstance( ifc, ( FieldRecvIfcRTL, FieldSendIfcRTL ) )
+
+
+def join( a, b ):
+  """Connect two stream interfaces; either may be a field group (a port of
+  a unit wrapped for Verilog import, `WidePortsRTL`)."""
+  if not _is_field( a ) and not _is_field( b ):
+    connect( a, b )
+    return
+  group = a if _is_field( a ) else b
+  for name, _, n in fields_of( group.Type ):
+    x = getattr( a, name ) if _is_field( a ) else getattr( a.msg, name )
+    y = getattr( b, name ) if _is_field( b ) else getattr( b.msg, name )
+    for i in range( n or 1 ):
+      connect( x[i] if n else x, y[i] if n else y )
+  connect( a.val, b.val )
+  connect( a.rdy, b.rdy )
+
+
+class Core( Component ):
+
+  def construct( s, cfg, core_id, cores, levels=None, hbm_depth=1024, ddr_depth=256,
+                 level=None ):
+    if cfg.cores != cores:
+      raise CoreConfigError( f"core: cfg.cores={cfg.cores} but the appliance has {cores} "
+                             f"cores (the scoreboard's sync footprint uses cfg.cores)" )
+    s.levels = resolve_levels( levels, level )
+    s.core_id = core_id
+    T = mk_dma_types( cfg )
+    Packet = mk_ring_packet( cfg )
+    s.imported = []            # units to translate and import on their own
+    kw = dict( core_id=core_id, cores=cores, hbm_depth=hbm_depth, ddr_depth=ddr_depth,
+               W=T["W"] )
+    for u in UNIT_NAMES:
+      lv = s.levels[ u ]
+      unit = BUILDERS[ u ]( "rtl" if lv == "verilog" else lv, cfg, **kw )
+      if lv == "verilog":
+        unit = WidePortsRTL( unit )
+        s.imported.append( unit )
+      setattr( s, u, unit )
+
+    # the core's boundary
+    s.inst = RecvIfcRTL( InstMsg )
+    s.ring_send = SendIfcRTL( Packet )
+    s.ring_recv = RecvIfcRTL( Packet )
+    for m in ( "hbm", "ddr" ):
+      H = mk_host_types( T[m] )
+      setattr( s, f"{m}_host_req", RecvIfcRTL( H["Req"] ) )
+      setattr( s, f"{m}_host_resp", SendIfcRTL( H["Resp"] ) )
+    s.idle = OutPort()
+    s.issued = OutPort( len( UNITS ) )
+    s.retired = OutPort( len( UNITS ) )
+
+    # control unit <-> execution units
+    join( s.inst, s.ctrl.inst )
+    s.idle //= s.ctrl.idle
+    join( s.ctrl.issue[DMA], s.dma.inst )
+    join( s.dma.done, s.ctrl.done[DMA] )
+    join( s.ctrl.issue[MPU], s.rfm.mpu_inst )
+    join( s.rfm.mpu_done, s.ctrl.done[MPU] )
+    join( s.ctrl.issue[VPU], s.rfm.vpu_inst )
+    join( s.rfm.vpu_done, s.ctrl.done[VPU] )
+    join( s.ctrl.issue[ROUTER], s.rfm.router_inst )
+    join( s.router.done, s.ctrl.done[ROUTER] )
+
+    # DMA <-> register file manager, DMA -> weight FIFO -> MPU
+    join( s.dma.rf_wr, s.rfm.rf_wr )
+    join( s.dma.rf_rd, s.rfm.rf_rd )
+    join( s.rfm.rf_rd_resp, s.dma.rf_rd_resp )
+    join( s.dma.w, s.wfifo.enq )
+    join( s.wfifo.deq, s.mpu.w )
+
+    # register file manager <-> engines and router
+    join( s.rfm.mpu_cmd, s.mpu.cmd )
+    join( s.rfm.mpu_x, s.mpu.x )
+    join( s.rfm.mpu_bias, s.mpu.bias )
+    join( s.mpu.out, s.rfm.mpu_out )
+    join( s.rfm.vpu_cmd, s.vpu.cmd )
+    join( s.rfm.vpu_a, s.vpu.a )
+    join( s.rfm.vpu_b, s.vpu.b )
+    join( s.vpu.out, s.rfm.vpu_out )
+    join( s.rfm.router_cmd, s.router.cmd )
+    join( s.rfm.router_rd, s.router.rf_rd )
+    join( s.router.rf_wr, s.rfm.router_wr )
+    join( s.router.ring_send, s.ring_send )
+    join( s.ring_recv, s.router.ring_recv )
+
+    # DMA <-> memories, memories' host ports out
+    for m in ( "hbm", "ddr" ):
+      mem = getattr( s, m )
+      for c in range( T[m].channels ):
+        join( getattr( s.dma, f"{m}_req" )[c], mem.req[c] )
+        join( mem.resp[c], getattr( s.dma, f"{m}_resp" )[c] )
+      join( getattr( s, f"{m}_host_req" ), mem.host_req )
+      join( mem.host_resp, getattr( s, f"{m}_host_resp" ) )
+
+    @update
+    def up_core_status():
+      for u in range( len( UNITS ) ):
+        s.issued[u] @= s.ctrl.issue[u].val & s.ctrl.issue[u].rdy
+        s.retired[u] @= s.ctrl.done[u].val & s.ctrl.done[u].rdy
+
+  def line_trace( s ):
+    return f"{s.ctrl.line_trace()} {s.router.line_trace()}"
+
+
+def imported_units( top ):
+  """Every unit wrapped for Verilog import below `top`."""
+  out = list( getattr( top, "imported", [] ) )
+  for child in top.get_child_components():
+    out += imported_units( child )
+  return out
+
+
+def prepare_sim( top, translate=(), linetrace=False ):
+  """Elaborate `top`, translate and import every unit at level "verilog"
+  and the components in `translate` (e.g. a whole RTL core or appliance) as
+  Verilator models, apply the simulation passes; returns the top to run."""
+  verilator5.apply()
+  top.elaborate()
+  chosen = list( translate ) + [ u for u in imported_units( top )
+                                 if not any( _inside( u, t ) for t in translate ) ]
+  for comp in chosen:
+    verilator5.name_without_double_underscores( comp )
+    comp.set_metadata( VerilogTranslationImportPass.enable, True )
+  if chosen:
+    top.apply( VerilogPlaceholderPass() )
+    top = VerilogTranslationImportPass()( top )
+  top.apply( DefaultPassGroup( linetrace=linetrace ) )
+  return top
+
+
+def _inside( comp, outer ):
+  p = comp
+  while p is not None:
+    if p is outer:
+      return True
+    p = p.get_parent_object() if hasattr( p, "get_parent_object" ) else None
+  return False
