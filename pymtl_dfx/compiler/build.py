@@ -14,6 +14,7 @@ from .emit import StepEmitter
 from .image_file import read_image, write_image
 from .images import build_images
 from .layout import plan_layout
+from .limits import check_limits
 
 IMAGE_KIND = "pymtl_dfx compiled GPT-2"
 
@@ -48,9 +49,17 @@ class CompiledModel:
     write_image( path, meta, sections )
 
 
+def plan( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):
+  """The layout, once every limit of a CL/RTL core holds (`limits`): the
+  compiler refuses what the hardware would run wrongly or could not run."""
+  layout = plan_layout( gpt, dfx, cores, max_tokens )
+  check_limits( gpt, dfx, cores, layout )
+  return layout
+
+
 def compile_model( weights16, dfx: DFXConfig, cores: int, max_tokens: int = None ):
   gpt = weights16.config
-  layout = plan_layout( gpt, dfx, cores, max_tokens )
+  layout = plan( gpt, dfx, cores, max_tokens )
   images = [ build_images( weights16, dfx, layout, c ) for c in range( cores ) ]
   return CompiledModel( gpt, dfx, layout, images )
 

@@ -9,13 +9,15 @@ Units: register addresses are entries of d elements; HBM/DDR addresses are
 vectors.
 
 HBM (per core), in the order the DMA streams it:
-  for each layer: c_attn, attn c_proj, c_fc, mlp c_proj weight streams
-  (this core's columns, d x l tiles in `tiling` order), then the LM head
-  (wte^T, this core's vocabulary columns); then the K/V caches:
-  K^T per (layer, head): column-tile-major (tile c holds tokens [c*l, c*l+l),
+  for each layer: c_attn, attn c_proj, c_fc, mlp c_proj weights (this
+  core's columns, a row-major grid of d x l tiles, `tiling` grid layout),
+  then the LM head (wte^T, this core's vocabulary columns); then the K/V
+  caches, also tile grids:
+  K^T per (layer, head): column-major (tile c holds tokens [c*l, c*l+l),
   its row chunks consecutive) so that T tokens are a prefix;
-  V per (layer, head): row-chunk-major (tokens [r*d, r*d+d) in row chunk r)
+  V per (layer, head): row-major (tokens [r*d, r*d+d) in row chunk r)
   so that a new row chunk is appended at the end.
+One `hbm_read mpu` per matrix instruction streams a grid in tile order.
 DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
   parameters, this core's biases, constants, and the logits output slot.
 """
@@ -26,20 +28,16 @@ from .tiling import band_width, ceil_div, stream_vectors
 
 
 class Allocator:
-  """Bump allocator of named regions; sizes in units (entries or words)."""
+  """Bump allocator of named regions; sizes in units (entries or words).
+  Capacities are `limits.check_limits`' business (one error for all)."""
 
-  def __init__( s, what, capacity=None ):
-    s.what = what
-    s.capacity = capacity
+  def __init__( s ):
     s.top = 0
     s.regions = {}
 
   def take( s, name, size ):
     s.regions[ name ] = s.top
     s.top += size
-    if s.capacity is not None and s.top > s.capacity:
-      raise ValueError( f"{s.what} overflow: '{name}' needs {size}, "
-                        f"{s.top} > capacity {s.capacity}" )
     return s.regions[ name ]
 
 
@@ -57,7 +55,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   vec_words = words_of_vectors( 1, d )
 
   # register file (entries)
-  rf = Allocator( "vector register file", dfx.vreg_entries )
+  rf = Allocator()
   for name in ( "inv_n", "eps", "s0", "s1", "s2", "s3" ):
     rf.take( name, 1 )
   for name in ( "x", "h", "dev", "y", "sq", "gamma", "beta", "wpe" ):
@@ -76,7 +74,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   rf.take( "logits", ents( part.vocab.seg ) )
 
   # HBM (words): weight streams, then K/V caches
-  hbm = Allocator( "HBM", dfx.hbm_bytes // WORD_BYTES )
+  hbm = Allocator()
   mats = {}
 
   def matrix( name, rows, cols ):
@@ -100,7 +98,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
       kv[ f"h{i}.v{j}" ] = hbm.take( f"h{i}.v{j}", words_of_vectors( v_vecs, d ) )
 
   # DDR (words)
-  ddr = Allocator( "DDR" )
+  ddr = Allocator()
   row_words = words_of_vectors( ents( E ), d )
   ddr.take( "wte", gpt.vocab_size * row_words )
   ddr.take( "wpe", gpt.n_positions * row_words )

@@ -13,7 +13,8 @@ cores become all-zero heads at the end.
 import math
 from dataclasses import dataclass
 
-from ..config import MEM_WORD_BYTES, ConfigError, DFXConfig, GPT2Config
+from ..config import MEM_WORD_BYTES, DFXConfig, GPT2Config
+from .limits import CompileError, shape_errors
 from .tiling import ceil_div
 
 # An HBM/DDR address counts 64-byte words (one 512-bit channel beat).
@@ -56,19 +57,10 @@ class Partition:
   cores: int
 
   def __post_init__( self ):
-    d, hd = self.dfx.d, self.gpt.head_dim
-    errors = []
-    if ( 2 * d ) % WORD_BYTES:
-      errors.append( f"d={d}: a {d}-element FP16 vector must be a whole number of "
-                     f"{WORD_BYTES}-byte memory words (d >= {WORD_BYTES // 2})" )
-    if hd % d:
-      errors.append( f"head_dim={hd} (n_embd={self.gpt.n_embd} / n_head={self.gpt.n_head}) "
-                     f"must be a multiple of d={d}: each head's output must start on a "
-                     f"register entry" )
-    if not isinstance( self.cores, int ) or self.cores < 1:
-      errors.append( f"cores={self.cores!r} must be a positive integer" )
+    # the limits partitioning itself needs; the rest: limits.check_limits
+    errors = shape_errors( self.gpt, self.dfx, self.cores )
     if errors:
-      raise ConfigError( "cannot partition GPT-2 for DFX: " + "; ".join( errors ) )
+      raise CompileError( "cannot partition GPT-2 for DFX: " + "; ".join( errors ) )
 
   @property
   def align( self ):

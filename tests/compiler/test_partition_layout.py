@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.build import compile_model, load_compiled
+from pymtl_dfx.compiler.build import compile_model, load_compiled, plan
 from pymtl_dfx.compiler.image_file import ImageFormatError
 from pymtl_dfx.compiler.layout import plan_layout
 from pymtl_dfx.compiler.partition import Partition
@@ -59,8 +59,8 @@ def test_layout_fits_and_overflows_clearly():
   lay = plan_layout( gpt2_preset( "gpt2-medium" ), DFXConfig(), 4 )
   assert lay["rf_entries"] <= DFXConfig().vreg_entries
   assert lay["hbm"]["words"] * 64 <= DFXConfig().hbm_bytes
-  with pytest.raises( ValueError, match="vector register file overflow" ):
-    plan_layout( gpt2_preset( "gpt2-medium" ), DFXConfig( vreg_entries=256 ), 1 )
+  with pytest.raises( ConfigError, match="register file: the layout needs 1256 entries" ):
+    plan( gpt2_preset( "gpt2-medium" ), DFXConfig( vreg_entries=256 ), 1 )
 
 
 def test_compiled_image_round_trip( tmp_path ):
