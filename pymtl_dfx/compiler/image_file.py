@@ -8,6 +8,7 @@ for big models), instruction streams (`|u1` arrays of 16-byte words, as
 later the FPGA host, reads this one format.
 
     write_image(path, meta, sections)      atomic: temp file + os.replace
+                                           (`pymtl_dfx.atomic`)
     img = read_image(path, mmap=True, verify=None)
     img.meta, img.version, img.sections, img["core0/hbm"], "x" in img
     img["core9/hbm"]  ->  KeyError listing the sections the image has
@@ -86,11 +87,12 @@ import json
 import math
 import mmap as _mmap
 import os
-import secrets
 import struct
 import zlib
 
 import numpy as np
+
+from ..atomic import atomic_open
 
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
@@ -238,20 +240,6 @@ def _write_payload(f, arr):
   return zlib.crc32(view)
 
 
-def _fsync_dir(directory):
-  # Makes the rename itself durable; not every platform can open a directory.
-  try:
-    fd = os.open(directory, os.O_RDONLY)
-  except OSError:
-    return
-  try:
-    os.fsync(fd)
-  except OSError:
-    pass
-  finally:
-    os.close(fd)
-
-
 def write_image(path, meta, sections):
   """Write `meta` (a JSON-able dict) and `sections` (name -> numpy array) to
   `path`, replacing it atomically.
@@ -275,45 +263,30 @@ def write_image(path, meta, sections):
       offsets.append(_align(pos))
       pos = offsets[-1] + arr.nbytes
 
-  directory, base = os.path.split(os.path.abspath(path))
-  tmp = os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
-  # O_EXCL: never write into someone else's file; mode 0o666 lets the umask
-  # decide, as for any new file (mkstemp would force 0o600).
-  fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-               | getattr(os, "O_BINARY", 0), 0o666)
-  try:
-    with os.fdopen(fd, "wb") as f:
-      f.write(bytes(HEADER_SIZE))
-      f.write(meta_b)
-      f.write(bytes(table_len))
-      pos, crcs = HEADER_SIZE + len(meta_b) + table_len, []
-      for (_, _, arr), off in zip(plan, offsets):
-        if arr.nbytes == 0:
-          crcs.append(0)
-          continue
-        f.write(bytes(off - pos))
-        crcs.append(_write_payload(f, arr))
-        pos = off + arr.nbytes
-      # The CRCs are known only now; the table goes back in its slot.
-      table = _table(plan, offsets, crcs)
-      head = _HEADER.pack(MAGIC, FORMAT_VERSION, KNOWN_FLAGS, len(meta_b),
-                          table_len, len(plan), 0)
-      hcrc = zlib.crc32(table, zlib.crc32(meta_b, zlib.crc32(
-          head[:_CRC_COVERED])))
-      f.seek(0)
-      f.write(head[:_CRC_COVERED] + struct.pack("<I", hcrc))
-      f.seek(HEADER_SIZE + len(meta_b))
-      f.write(table)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  except BaseException:
-    try:
-      os.unlink(tmp)
-    except OSError:
-      pass
-    raise
-  _fsync_dir(directory)
+  # atomic_open: a temporary file in the same directory, synced and renamed
+  # over `path`, with the umask's mode; removed again on any exception.
+  with atomic_open(path, "wb") as f:
+    f.write(bytes(HEADER_SIZE))
+    f.write(meta_b)
+    f.write(bytes(table_len))
+    pos, crcs = HEADER_SIZE + len(meta_b) + table_len, []
+    for (_, _, arr), off in zip(plan, offsets):
+      if arr.nbytes == 0:
+        crcs.append(0)
+        continue
+      f.write(bytes(off - pos))
+      crcs.append(_write_payload(f, arr))
+      pos = off + arr.nbytes
+    # The CRCs are known only now; the table goes back in its slot.
+    table = _table(plan, offsets, crcs)
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, KNOWN_FLAGS, len(meta_b),
+                        table_len, len(plan), 0)
+    hcrc = zlib.crc32(table, zlib.crc32(meta_b, zlib.crc32(
+        head[:_CRC_COVERED])))
+    f.seek(0)
+    f.write(head[:_CRC_COVERED] + struct.pack("<I", hcrc))
+    f.seek(HEADER_SIZE + len(meta_b))
+    f.write(table)
 
 
 # --- reading --------------------------------------------------------------

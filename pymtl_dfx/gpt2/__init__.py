@@ -13,10 +13,10 @@ from .decoding import NaNLogitsError, generate, greedy_token, teacher_forced_log
 from .dfx_forward import DFXForward
 from .layout import tensor_shapes
 from .reference import ReferenceModel
-from .weights import GPT2Weights, random_weights
+from .weights import GPT2Weights, WeightError, random_weights
 
 __all__ = [
   "CheckpointError", "load_checkpoint", "save_checkpoint", "NaNLogitsError",
   "generate", "greedy_token", "teacher_forced_logits", "DFXForward",
-  "tensor_shapes", "ReferenceModel", "GPT2Weights", "random_weights",
+  "tensor_shapes", "ReferenceModel", "GPT2Weights", "WeightError", "random_weights",
 ]

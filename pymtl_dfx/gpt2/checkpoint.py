@@ -10,7 +10,8 @@ tied to `wte` and the mask is implicit in token-by-token decoding.
 Every problem with a checkpoint raises one `CheckpointError` whose message
 names the file and, for tensors, every bad tensor with the expected and
 found shape, so that a wrong or truncated download is diagnosed in one go.
-The header is checked before any tensor data is read.
+The header is checked before any tensor data is read; NaN or infinite
+values are refused after (naming each tensor and its first bad index).
 """
 
 import json
@@ -20,9 +21,10 @@ import numpy as np
 import safetensors
 import safetensors.numpy
 
+from ..atomic import atomic_path, write_text
 from ..config import ConfigError, GPT2Config
 from .layout import shape_problems, tensor_shapes
-from .weights import GPT2Weights
+from .weights import GPT2Weights, nonfinite_problem
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -139,6 +141,10 @@ def _read_tensors(f, st_path: str, cfg: GPT2Config) -> GPT2Weights:
                           f"{cfg.n_positions}): " + _summary(problems))
   tensors = {name: np.ascontiguousarray(f.get_tensor(stored[name]), np.float32)
              for name in tensor_shapes(cfg)}
+  # NaN/inf in a checkpoint is a broken file, not a model to run.
+  problems = [p for p in (nonfinite_problem(n, t) for n, t in tensors.items()) if p]
+  if problems:
+    raise CheckpointError(f"{st_path}: " + _summary(problems))
   return GPT2Weights(cfg, tensors)
 
 
@@ -146,13 +152,15 @@ def save_checkpoint(path, weights: GPT2Weights) -> None:
   """Write `weights` as a Hugging Face GPT-2 directory (created if needed).
 
   Names carry no prefix (GPT2Model's layout, which GPT2LMHeadModel also
-  loads); the metadata says format "pt" as transformers expects.
+  loads); the metadata says format "pt" as transformers expects.  Each file
+  is written atomically (`pymtl_dfx.atomic`), the weights first: an
+  interrupted save leaves the old files, or new weights without a
+  config.json, which load_checkpoint refuses by name; never half a file.
   """
   path = os.fspath(path)
   os.makedirs(path, exist_ok=True)
-  with open(os.path.join(path, CONFIG_FILE), "w") as f:
-    f.write(weights.config.to_json() + "\n")
   tensors = {k: np.ascontiguousarray(weights.tensors[k])
              for k in tensor_shapes(weights.config)}
-  safetensors.numpy.save_file(tensors, os.path.join(path, WEIGHTS_FILE),
-                              metadata={"format": "pt"})
+  with atomic_path(os.path.join(path, WEIGHTS_FILE)) as tmp:
+    safetensors.numpy.save_file(tensors, tmp, metadata={"format": "pt"})
+  write_text(os.path.join(path, CONFIG_FILE), weights.config.to_json() + "\n")

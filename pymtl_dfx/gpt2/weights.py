@@ -2,7 +2,10 @@
 
 Tensors are kept under their Hugging Face names (see `layout`), float32 as
 checkpoints store them; `to_fp16()` gives the FP16 copy that DFX keeps in
-HBM/DDR (one RNE rounding per value, nothing else).
+HBM/DDR (one RNE rounding per value, nothing else).  A NaN, an infinity
+or a value that rounds past FP16's largest finite number (65504) would make
+every later result silently wrong, so `to_fp16` refuses them with
+`WeightError`, naming each tensor and its first bad index.
 """
 
 from dataclasses import dataclass
@@ -11,6 +14,48 @@ import numpy as np
 
 from ..config import GPT2Config
 from .layout import block_name, shape_problems, tensor_shapes
+
+# Largest finite FP16 value; from 65520 up, RNE rounds to infinity.
+FP16_MAX = float(np.finfo(np.float16).max)
+
+
+class WeightError(ValueError):
+  """Weights hold values DFX cannot compute with; names each tensor."""
+
+
+def _first(mask):
+  """Index (a tuple) of the first True in `mask`, in C order."""
+  return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
+
+
+def _where(idx):
+  return "[" + ", ".join(map(str, idx)) + "]"
+
+
+def nonfinite_problem(name, t):
+  """None, or a sentence naming `t`'s NaN/inf count and the first one."""
+  bad = ~np.isfinite(t)
+  if not bad.any():
+    return None
+  idx = _first(bad)
+  return (f"tensor '{name}' holds {int(bad.sum())} NaN/inf value(s), the first "
+          f"({t[idx]}) at index {_where(idx)}")
+
+
+def overflow_problem(name, t, t16):
+  """None, or a sentence naming the first finite value of `t` that became
+  an infinity in its FP16 copy `t16`."""
+  over = np.isinf(t16) & np.isfinite(t)
+  if not over.any():
+    return None
+  idx = _first(over)
+  return (f"tensor '{name}' has {int(over.sum())} value(s) beyond FP16's range "
+          f"(+-{FP16_MAX:g}), the first ({float(t[idx])!r}) at index {_where(idx)}")
+
+
+def _summary(problems, limit=8):
+  more = len(problems) - limit
+  return "; ".join(problems[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
 @dataclass(frozen=True, eq=False)   # arrays have no single truth value
@@ -39,8 +84,20 @@ class GPT2Weights:
     return self.tensors[block_name(i, suffix)]
 
   def to_fp16(self) -> "GPT2Weights":
-    return GPT2Weights(self.config,
-                       {k: v.astype(np.float16) for k, v in self.tensors.items()})
+    """The FP16 copy; raises WeightError if any value is NaN/inf or does
+    not fit FP16 (the hardware would compute garbage from it silently)."""
+    tensors, problems = {}, []
+    for k, v in self.tensors.items():
+      with np.errstate(over="ignore"):    # overflow is reported below, by name
+        t16 = v.astype(np.float16)
+      problem = nonfinite_problem(k, v) or overflow_problem(k, v, t16)
+      if problem:
+        problems.append(problem)
+      tensors[k] = t16
+    if problems:
+      raise WeightError(f"cannot convert the weights of {self.config.name!r} to "
+                        f"FP16: {_summary(problems)}")
+    return GPT2Weights(self.config, tensors)
 
   def to_fp32(self) -> "GPT2Weights":
     return GPT2Weights(self.config,
