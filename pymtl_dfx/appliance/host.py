@@ -230,7 +230,7 @@ class Host:
     top = HostTop( cfg, compiled.cores, levels, s.depth["hbm"], s.depth["ddr"],
                    "rtl" if whole else level )
     t0 = time.perf_counter()
-    s.top = prepare_sim( top, [ top.dut ] if whole else (), linetrace=line_trace )
+    s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace )
     s.build_seconds = time.perf_counter() - t0
     s.top.sim_reset()
     s.unit_busy = [ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ]

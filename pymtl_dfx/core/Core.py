@@ -249,9 +249,11 @@ class Core( Component ):
       join( getattr( s, f"{m}_host_req" ), mem.host_req )
       join( mem.host_resp, getattr( s, f"{m}_host_resp" ) )
 
+    NU = len( UNITS )
+
     @update
     def up_core_status():
-      for u in range( len( UNITS ) ):
+      for u in range( NU ):
         s.issued[u] @= s.ctrl.issue[u].val & s.ctrl.issue[u].rdy
         s.retired[u] @= s.ctrl.done[u].val & s.ctrl.done[u].rdy
 
@@ -269,11 +271,13 @@ def imported_units( top ):
 
 def prepare_sim( top, translate=(), linetrace=False ):
   """Elaborate `top`, translate and import every unit at level "verilog"
-  and the components in `translate` (e.g. a whole RTL core or appliance) as
-  Verilator models, apply the simulation passes; returns the top to run."""
+  and the children of `top` named in `translate` (e.g. "dut": a whole RTL
+  core or appliance) as Verilator models, apply the simulation passes;
+  returns the top to run."""
   verilator5.apply()
   top.elaborate()
-  chosen = list( translate ) + [ u for u in imported_units( top )
+  translate = [ getattr( top, name ) for name in translate ]
+  chosen = translate + [ u for u in imported_units( top )
                                  if not any( _inside( u, t ) for t in translate ) ]
   for comp in chosen:
     verilator5.name_without_double_underscores( comp )

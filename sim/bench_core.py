@@ -1,0 +1,59 @@
+"""Simulation speed of the appliance built from the stream units.
+
+  python sim/bench_core.py [--cores 1 4] [--levels cl,verilog] [--steps 2]
+
+Runs the small GPT-2 of tests/core/test_core_e2e.py (2 layers, 64 wide,
+2 heads, 128-token vocabulary, d=32, l=8) for `--steps` token steps per
+level and core count and prints simulated cycles per wall-clock second
+(the build and the image load are timed separately).  "verilog" is the
+whole appliance as one Verilator model (run from a build folder: pymtl3
+writes its outputs to the current directory).
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+import time
+
+sys.path.insert( 0, str( pathlib.Path( __file__ ).resolve().parent.parent ) )
+
+from pymtl_dfx.appliance.host import Host                 # noqa: E402
+from pymtl_dfx.compiler.build import compile_model         # noqa: E402
+from pymtl_dfx.config import DFXConfig, GPT2Config         # noqa: E402
+from pymtl_dfx.gpt2 import random_weights                  # noqa: E402
+
+GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
+
+
+def main():
+  ap = argparse.ArgumentParser( description=__doc__, formatter_class=argparse.RawTextHelpFormatter )
+  ap.add_argument( "--cores", type=int, nargs="+", default=[ 1, 4 ] )
+  ap.add_argument( "--levels", default="cl,verilog" )
+  ap.add_argument( "--steps", type=int, default=2 )
+  ap.add_argument( "--build-dir", default="build/bench_core" )
+  args = ap.parse_args()
+  os.makedirs( args.build_dir, exist_ok=True )
+  os.chdir( args.build_dir )
+  w = random_weights( GPT, 7 ).to_fp16()
+  print( "| level | cores | build + load s | load cycles | step cycles | run s | cycles/s |" )
+  print( "|---|---|---|---|---|---|---|" )
+  for cores in args.cores:
+    dfx = DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
+                     mreg_entries=16, psum_entries=16 )
+    cm = compile_model( w, dfx, cores, max_tokens=args.steps )
+    for level in args.levels.split( "," ):
+      t0 = time.perf_counter()
+      host = Host( cm, level )
+      t1 = time.perf_counter()
+      for k in range( args.steps ):
+        host.step( 3 + k, want_logits=False )
+      t2 = time.perf_counter()
+      cyc = sum( host.step_cycles )
+      print( f"| {level} | {cores} | {t1 - t0:.1f} | {host.load_cycles} | "
+             f"{'+'.join( str( c ) for c in host.step_cycles )} | {t2 - t1:.1f} | "
+             f"{cyc / ( t2 - t1 ):,.0f} |", flush=True )
+
+
+if __name__ == "__main__":
+  main()
