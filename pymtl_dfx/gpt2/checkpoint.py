@@ -61,7 +61,10 @@ def _summary(problems, limit=12):
   return "; ".join(problems[:limit]) + (f"; and {more} more" if more > 0 else "")
 
 
-def _read_config(path: str) -> GPT2Config:
+def read_config(path) -> GPT2Config:
+  """The GPT2Config of a checkpoint directory, from its config.json alone
+  (cheap: callers check a model against their limits before loading it)."""
+  path = os.fspath(path)
   cfg_path = os.path.join(path, CONFIG_FILE)
   if not os.path.isfile(cfg_path):
     raise CheckpointError(f"{cfg_path}: file not found (a GPT-2 checkpoint "
@@ -105,7 +108,7 @@ def load_checkpoint(path) -> GPT2Weights:
   path = os.fspath(path)
   if not os.path.isdir(path):
     raise CheckpointError(f"{path}: checkpoint directory not found")
-  cfg = _read_config(path)
+  cfg = read_config(path)
   st_path = _weights_file(path)
   try:
     with safetensors.safe_open(st_path, framework="np") as f:
