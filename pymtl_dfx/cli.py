@@ -27,6 +27,9 @@ def _demo_fpu( n ):
            f"operands bit-exact with numerics, {r.cycles / dt:,.0f} cycles/s" )
 
 
+DEMO_PROMPT = [ 1, 5, 9, 17, 3 ]
+
+
 def _demo_gpt2( seed, n_new ):
   from .appliance.host import Host
   from .compiler import stats as S
@@ -34,8 +37,8 @@ def _demo_gpt2( seed, n_new ):
   from .config import DFXConfig, gpt2_preset
   from .gpt2 import DFXForward, ReferenceModel, generate, random_weights
   cfg = gpt2_preset( "tiny" )
+  prompt = DEMO_PROMPT
   w = random_weights( cfg, seed )
-  prompt = [ 1, 5, 9, 17, 3 ]
   ref32 = generate( ReferenceModel( w ), prompt, n_new )
   ref16 = generate( DFXForward( w.to_fp16() ), prompt, n_new )
   print( f"  GPT-2 '{cfg.name}' ({cfg.n_layer} layers, {cfg.n_embd} wide, {cfg.n_head} heads, "
@@ -49,12 +52,14 @@ def _demo_gpt2( seed, n_new ):
     got = host.generate( prompt, n_new )
     dt = time.perf_counter() - t0
     tot = S.total( host.stats )
-    print( f"    FL appliance, {cores} core(s)  {got}  "
+    print( f"    functional appliance, {cores} core(s)  {got}  "
            f"{'same tokens as DFX numerics' if got == ref16 else 'TOKENS DIFFER'}; {tot['instructions']} instructions, "
            f"{tot['ring_bytes']} ring bytes, {dt:.1f} s" )
 
 
 def cmd_demo( args ):
+  from .config import gpt2_preset
+  check_context( len( DEMO_PROMPT ), args.new_tokens, gpt2_preset( "tiny" ) )   # before the slow parts
   print( "pymtl_dfx demo: the golden numerics, the FP16 operators as RTL, and GPT-2 text\n"
          "generation on the modelled appliance (functional level) on 1, 2 and 4 cores.\n"
          "Cycle-level timing and the RTL units of the whole core are not built yet.\n" )
@@ -67,23 +72,122 @@ def cmd_demo( args ):
     _demo_fpu( args.pairs )
   finally:
     os.chdir( old )
-  print( "\n3. GPT-2 generation: FP32, DFX numerics, and the FL appliance:" )
+  print( "\n3. GPT-2 generation: FP32, DFX numerics, and the functional appliance:" )
   _demo_gpt2( args.seed, args.new_tokens )
 
 
-def _load_model( spec, seed ):
-  """(weights, tokenizer) from a checkpoint directory or a preset name."""
+# -- errors: one line each -------------------------------------------------------
+
+class UsageError( Exception ):
+  """The arguments are wrong (exit 2, as argparse's own usage errors)."""
+
+
+# What a user mistake or a bad file raises: the library's errors are
+# ValueError subclasses (ConfigError, CompileError, CheckpointError,
+# TokenizerError, ImageFormatError, WeightError, ...), files raise OSError,
+# NaN logits ArithmeticError.  Anything else is a bug and keeps its traceback.
+USER_ERRORS = ( ValueError, OSError, ArithmeticError, MemoryError )
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
+
+
+class _Parser( argparse.ArgumentParser ):
+  """argparse that reports a usage error on one line (and exits 2)."""
+
+  def error( self, message ):
+    self.exit( EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n" )
+
+
+def _int_at_least( lo ):
+  def parse( text ):
+    try:
+      value = int( text )
+    except ValueError:
+      raise argparse.ArgumentTypeError( f"{text!r} is not an integer" ) from None
+    if value < lo:
+      raise argparse.ArgumentTypeError( f"{value} must be at least {lo}" )
+    return value
+  parse.__name__ = f"integer >= {lo}"
+  return parse
+
+
+positive = _int_at_least( 1 )
+# numpy's seeded generators take no negative seed
+seed_type = _int_at_least( 0 )
+
+
+def _unit_levels( text ):
+  """'mpu=rtl,vpu=cl' -> {'mpu': 'rtl', 'vpu': 'cl'}, names checked against
+  the core's units and levels so that a typo is a usage error."""
+  from .core.Core import CORE_LEVELS, UNIT_NAMES
+  out, bad = {}, []
+  for item in ( x.strip() for x in text.split( "," ) ):
+    unit, eq, level = ( p.strip() for p in item.partition( "=" ) )
+    if not item:
+      continue
+    if not eq or not unit or not level:
+      bad.append( f"{item!r} is not unit=level" )
+    elif unit not in UNIT_NAMES:
+      bad.append( f"{unit!r} is not a unit (units: {', '.join( UNIT_NAMES )})" )
+    elif level not in CORE_LEVELS:
+      bad.append( f"{unit}={level!r} is not a unit level (levels: {', '.join( CORE_LEVELS )})" )
+    elif unit in out and out[ unit ] != level:
+      bad.append( f"{unit} is given twice ({out[ unit ]}, {level})" )
+    else:
+      out[ unit ] = level
+  if bad or not out:
+    raise argparse.ArgumentTypeError( "; ".join( bad ) or f"{text!r} names no unit" )
+  return out
+
+
+def _host_levels_kw():
+  """The name under which Host takes per-unit levels (`unit_levels`, or
+  `levels` as it is called today), or None if it takes none."""
+  import inspect
+  from .appliance.host import Host
+  params = inspect.signature( Host ).parameters
+  return next( ( k for k in ( "unit_levels", "levels" ) if k in params ), None )
+
+
+# -- dfx generate -------------------------------------------------------------------
+
+def _dfx_config( args ):
+  """DFXConfig from --set and --cores; bad settings are usage errors."""
+  from .config import ConfigError, DFXConfig
+  try:
+    dfx = DFXConfig().with_overrides( args.set )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
+  set_cores = any( a.partition( "=" )[0].strip() == "cores" for a in args.set )
+  if args.cores is None:
+    return dfx
+  if set_cores and dfx.cores != args.cores:
+    raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+  try:
+    return dfx.replace( cores=args.cores )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
+
+
+def _model_config( spec ):
+  """The model's GPT2Config, without loading its weights."""
   from .config import GPT2_PRESETS, gpt2_preset
+  from .gpt2.checkpoint import read_config
+  if os.path.isdir( spec ):
+    return read_config( spec )
+  if spec in GPT2_PRESETS:
+    return gpt2_preset( spec )
+  raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
+                    f"preset ({', '.join( GPT2_PRESETS )})" )
+
+
+def _load_weights( spec, cfg, seed ):
   from .gpt2 import load_checkpoint, random_weights
-  from .gpt2.tokenizer import load_tokenizer
   if os.path.isdir( spec ):
     w = load_checkpoint( spec )
-    return w, load_tokenizer( spec, w.config.vocab_size )
-  if spec in GPT2_PRESETS:
-    w = random_weights( gpt2_preset( spec ), seed )
-    return w, load_tokenizer( None, w.config.vocab_size )
-  raise SystemExit( f"dfx generate: --model {spec!r} is neither a checkpoint directory nor a "
-                    f"preset ({', '.join( GPT2_PRESETS )})" )
+    if w.config != cfg:    # the directory changed under us
+      raise ValueError( f"{spec}: config.json changed while loading" )
+    return w
+  return random_weights( cfg, seed )
 
 
 def _prompt_ids( args, tok, vocab ):
@@ -91,42 +195,62 @@ def _prompt_ids( args, tok, vocab ):
     try:
       ids = [ int( x ) for x in args.prompt_ids.split( "," ) if x.strip() ]
     except ValueError:
-      raise SystemExit( f"dfx generate: --prompt-ids {args.prompt_ids!r} must be "
+      raise UsageError( f"--prompt-ids {args.prompt_ids!r} must be "
                         f"comma-separated integers" ) from None
   else:
-    try:
-      ids = tok.encode( args.prompt )
-    except ValueError as e:
-      raise SystemExit( f"dfx generate: {e}" ) from None
+    ids = tok.encode( args.prompt )    # TokenizerError names the problem
   bad = [ i for i in ids if not 0 <= i < vocab ]
   if not ids or bad:
-    raise SystemExit( f"dfx generate: prompt ids must be 1 or more ids in [0, {vocab})"
+    raise UsageError( f"prompt ids must be 1 or more ids in [0, {vocab})"
                       + ( f"; out of range: {bad[:8]}" if bad else "" ) )
   return ids
+
+
+def check_context( n_prompt, n_new, cfg ):
+  """Refuse a generation longer than the model's position table up front:
+  past n_positions, wpe has no row and the appliance would read whatever
+  memory follows it (tokens that look right and are not)."""
+  if n_prompt + n_new > cfg.n_positions:
+    raise UsageError( f"{n_prompt} prompt tokens + {n_new} new tokens = "
+                      f"{n_prompt + n_new} positions, but model {cfg.name!r} has "
+                      f"n_positions={cfg.n_positions}; use --new-tokens <= "
+                      f"{max( 0, cfg.n_positions - n_prompt )} or a shorter prompt" )
+
+
+def _host_kwargs( args ):
+  if not args.unit_levels:
+    return {}
+  if args.level == "func":
+    raise UsageError( "--unit-levels needs a stream level (--level fl, cl, rtl or verilog), "
+                      "not func" )
+  kw = _host_levels_kw()
+  if kw is None:
+    raise UsageError( "--unit-levels: this Host takes no per-unit levels" )
+  return { kw: args.unit_levels }
 
 
 def cmd_generate( args ):
   import json
   from .appliance.host import Host
   from .compiler import stats as S
-  from .compiler.build import compile_model
-  from .config import ConfigError, DFXConfig
+  from .compiler.build import compile_model, plan
+  from .gpt2.tokenizer import load_tokenizer
 
-  if args.cores < 1:
-    raise SystemExit( f"dfx generate: --cores {args.cores} must be at least 1" )
-  if args.new_tokens < 1:
-    raise SystemExit( f"dfx generate: --new-tokens {args.new_tokens} must be at least 1" )
-  weights, tok = _load_model( args.model, args.seed )
-  ids = _prompt_ids( args, tok, weights.config.vocab_size )
-  try:
-    dfx = DFXConfig( cores=args.cores )
-    t0 = time.perf_counter()
-    compiled = compile_model( weights.to_fp16(), dfx, args.cores,
-                              max_tokens=len( ids ) + args.new_tokens )
-    compile_s = time.perf_counter() - t0
-  except ( ConfigError, ValueError ) as e:
-    raise SystemExit( f"dfx generate: {e}" ) from None
-  host = Host( compiled, args.level )
+  dfx = _dfx_config( args )
+  cores = dfx.cores
+  host_kw = _host_kwargs( args )
+  # Every check that needs no weights runs before a (possibly 6 GB) load.
+  cfg = _model_config( args.model )
+  tok = load_tokenizer( args.model if os.path.isdir( args.model ) else None, cfg.vocab_size )
+  ids = _prompt_ids( args, tok, cfg.vocab_size )
+  check_context( len( ids ), args.new_tokens, cfg )
+  max_tokens = len( ids ) + args.new_tokens
+  plan( cfg, dfx, cores, max_tokens )      # every compile-time limit (CompileError)
+  weights = _load_weights( args.model, cfg, args.seed )
+  t0 = time.perf_counter()
+  compiled = compile_model( weights.to_fp16(), dfx, cores, max_tokens=max_tokens )
+  compile_s = time.perf_counter() - t0
+  host = Host( compiled, args.level, **host_kw )
   on_token = None
   if not args.json:
     print( tok.decode( ids ), end="", flush=True )
@@ -135,7 +259,8 @@ def cmd_generate( args ):
   if args.json:
     steps = host.step_seconds
     print( json.dumps( {
-      "model": args.model, "level": args.level, "cores": args.cores, "seed": args.seed,
+      "model": args.model, "level": args.level, "unit_levels": args.unit_levels or {},
+      "cores": cores, "seed": args.seed, "set": args.set,
       "prompt_ids": ids, "tokens": tokens, "text": tok.decode( tokens ),
       "steps": len( steps ), "sim_cycles": host.cycles,
       "seconds": { "compile": round( compile_s, 3 ), "total": round( sum( steps ), 3 ),
@@ -148,32 +273,86 @@ def cmd_generate( args ):
     print()
 
 
-def main( argv=None ):
-  ap = argparse.ArgumentParser( prog="dfx", description="pymtl_dfx: a multi-level model of DFX" )
+# -- main -----------------------------------------------------------------------------
+
+def _parser():
+  from .appliance.host import LEVELS
+  common = argparse.ArgumentParser( add_help=False )
+  common.add_argument( "--debug", action="store_true",
+                       help="show the traceback of an error instead of one line" )
+  ap = _Parser( prog="dfx", description="pymtl_dfx: a multi-level model of DFX" )
   sub = ap.add_subparsers( dest="cmd", required=True )
-  p = sub.add_parser( "generate", help="GPT-2 text generation on the modelled appliance" )
+  p = sub.add_parser( "generate", parents=[ common ],
+                      help="GPT-2 text generation on the modelled appliance" )
   p.add_argument( "--model", required=True, help="preset name or Hugging Face checkpoint directory" )
   g = p.add_mutually_exclusive_group( required=True )
   g.add_argument( "--prompt", help="prompt text" )
   g.add_argument( "--prompt-ids", help="prompt token ids, e.g. 1,2,3" )
-  p.add_argument( "--new-tokens", type=int, default=16 )
-  p.add_argument( "--cores", type=int, default=1, help="FPGAs on the ring (1, 2, 4 in DFX)" )
-  p.add_argument( "--level", choices=( "func", "fl", "cl", "rtl", "verilog" ), default="func",
-                  help="func: instruction-level functional appliance (fast); fl/cl/rtl: cores "
-                       "built from the stream units at that level; verilog: one Verilator model "
-                       "(docs/core.md)" )
-  p.add_argument( "--seed", type=int, default=0, help="seed of a preset's random weights" )
+  p.add_argument( "--new-tokens", type=positive, default=16 )
+  p.add_argument( "--cores", type=positive, default=None,
+                  help="FPGAs on the ring (1, 2, 4 in DFX; default 1, or --set cores=N); "
+                       "any count the compiler supports: heads and columns that do "
+                       "not divide are padded" )
+  p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
+                  help="a DFXConfig field, e.g. --set d=32 --set hbm_channels=16 (repeatable)" )
+  p.add_argument( "--level", choices=LEVELS, default="func",
+                  help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
+                       "cores of stream units at that level; verilog: the whole "
+                       "appliance in Verilator" )
+  p.add_argument( "--unit-levels", type=_unit_levels, default=None, metavar="UNIT=LEVEL,...",
+                  help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
+  p.add_argument( "--seed", type=seed_type, default=0, help="seed of a preset's random weights" )
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=cmd_generate )
-  p = sub.add_parser( "demo", help="run what the model can do today" )
-  p.add_argument( "--pairs", type=int, default=2000, help="random operands per FP16 operator" )
-  p.add_argument( "--seed", type=int, default=2 )
-  p.add_argument( "--new-tokens", type=int, default=12 )
+  p = sub.add_parser( "demo", parents=[ common ], help="run what the model can do today" )
+  p.add_argument( "--pairs", type=positive, default=2000, help="random operands per FP16 operator" )
+  p.add_argument( "--seed", type=seed_type, default=2 )
+  p.add_argument( "--new-tokens", type=positive, default=12 )
   p.set_defaults( fn=cmd_demo )
-  p = sub.add_parser( "numerics", help="measured error of exp/recip/rsqrt/gelu" )
+  p = sub.add_parser( "numerics", parents=[ common ], help="measured error of exp/recip/rsqrt/gelu" )
   p.set_defaults( fn=cmd_numerics )
+  return ap
+
+
+def _one_line( e ):
+  return " ".join( str( e ).split( "\n" ) ) or type( e ).__name__
+
+
+def _silence_stdout():
+  """After a closed pipe, point stdout at /dev/null so that the interpreter's
+  final flush does not raise (and print) a second BrokenPipeError."""
+  try:
+    devnull = os.open( os.devnull, os.O_WRONLY )
+    os.dup2( devnull, sys.stdout.fileno() )
+  except ( OSError, ValueError, AttributeError ):
+    pass   # not a real file (e.g. captured by a test)
+
+
+def main( argv=None ):
+  ap = _parser()
   args = ap.parse_args( argv )
-  args.fn( args )
+  prog = f"dfx {args.cmd}"
+  try:
+    args.fn( args )
+  except UsageError as e:
+    if args.debug:
+      raise
+    print( f"{prog}: error: {_one_line( e )}", file=sys.stderr )
+    return EXIT_USAGE
+  except BrokenPipeError:
+    # `dfx generate ... | head`: the reader has what it wanted
+    _silence_stdout()
+    return EXIT_PIPE
+  except KeyboardInterrupt:
+    if args.debug:
+      raise
+    print( f"{prog}: interrupted", file=sys.stderr )
+    return EXIT_INTERRUPTED
+  except USER_ERRORS as e:
+    if args.debug:
+      raise
+    print( f"{prog}: {_one_line( e )}", file=sys.stderr )
+    return EXIT_ERROR
   return 0
 
 
