@@ -131,6 +131,8 @@ def _set(name, idx, value, dtype=None):
    "the first (nan) at index [3, 5]"),
   (_set("h.1.mlp.c_proj.bias", 7, np.inf), "tensor 'h.1.mlp.c_proj.bias' holds 1 NaN/inf "
    "value(s), the first (inf) at index [7]"),
+  (_set("h.1.ln_2.bias", 4, 1e300, np.float64), "tensor 'h.1.ln_2.bias' has 1 value(s) beyond "
+   "FP32's range (+-3.40282e+38), the first (1e+300) at index [4]"),
   (_set("h.0.ln_1.weight", 0, -np.inf, np.float16), "tensor 'h.0.ln_1.weight' holds 1 "
    "NaN/inf value(s), the first (-inf) at index [0]"),
 ])

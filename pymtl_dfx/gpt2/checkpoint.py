@@ -24,7 +24,7 @@ import safetensors.numpy
 from ..atomic import atomic_path, write_text
 from ..config import ConfigError, GPT2Config
 from .layout import shape_problems, tensor_shapes
-from .weights import GPT2Weights, nonfinite_problem
+from .weights import GPT2Weights, nonfinite_problem, overflow_problem
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -142,10 +142,16 @@ def _read_tensors(f, st_path: str, cfg: GPT2Config) -> GPT2Weights:
                           f"(n_layer={cfg.n_layer}, n_embd={cfg.n_embd}, "
                           f"vocab_size={cfg.vocab_size}, n_positions="
                           f"{cfg.n_positions}): " + _summary(problems))
-  tensors = {name: np.ascontiguousarray(f.get_tensor(stored[name]), np.float32)
-             for name in tensor_shapes(cfg)}
-  # NaN/inf in a checkpoint is a broken file, not a model to run.
-  problems = [p for p in (nonfinite_problem(n, t) for n, t in tensors.items()) if p]
+  # NaN/inf in a checkpoint is a broken file, not a model to run; so is an
+  # F64 value that FP32 cannot hold.
+  tensors, problems = {}, []
+  for name in tensor_shapes(cfg):
+    raw = f.get_tensor(stored[name])
+    with np.errstate(over="ignore"):
+      tensors[name] = np.ascontiguousarray(raw, np.float32)
+    problem = nonfinite_problem(name, raw) or overflow_problem(name, raw, tensors[name])
+    if problem:
+      problems.append(problem)
   if problems:
     raise CheckpointError(f"{st_path}: " + _summary(problems))
   return GPT2Weights(cfg, tensors)

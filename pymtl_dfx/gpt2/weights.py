@@ -42,15 +42,17 @@ def nonfinite_problem(name, t):
           f"({t[idx]}) at index {_where(idx)}")
 
 
-def overflow_problem(name, t, t16):
+def overflow_problem(name, t, narrow):
   """None, or a sentence naming the first finite value of `t` that became
-  an infinity in its FP16 copy `t16`."""
-  over = np.isinf(t16) & np.isfinite(t)
+  an infinity in its narrower copy `narrow` (FP16, or FP32 from FP64)."""
+  over = np.isinf(narrow) & np.isfinite(t)
   if not over.any():
     return None
   idx = _first(over)
-  return (f"tensor '{name}' has {int(over.sum())} value(s) beyond FP16's range "
-          f"(+-{FP16_MAX:g}), the first ({float(t[idx])!r}) at index {_where(idx)}")
+  kind = "FP16" if narrow.dtype == np.float16 else "FP32"
+  return (f"tensor '{name}' has {int(over.sum())} value(s) beyond {kind}'s range "
+          f"(+-{float(np.finfo(narrow.dtype).max):g}), the first ({float(t[idx])!r}) "
+          f"at index {_where(idx)}")
 
 
 def _summary(problems, limit=8):
