@@ -14,7 +14,9 @@
 (the RTL unit translated and imported on its own as a Verilator model when
 the simulation is prepared with `prepare_sim`).  Units not named take
 `level` (default "cl").  The weight FIFO ("wfifo") is a unit too: by
-default RTL when both its neighbours (DMA and MPU) are RTL, else CL.
+default RTL when both its neighbours (DMA and MPU) are RTL, unbounded (FL)
+under an FL control unit (which issues a matrix instruction only after its
+weight read has completed), else CL.
 
 The core's own ports: `inst` (programs enter the control unit's buffer
 here), `ring_send` / `ring_recv`, `{hbm,ddr}_host_req` / `_resp` (the
@@ -75,12 +77,13 @@ def _clone( msg ):
 
 class WeightFifoCL( Component ):
   """FifoRTL's rule (enq.rdy while not full, deq.val while not empty, one
-  cycle from enq to deq) on Python values, as a component."""
+  cycle from enq to deq) on Python values, as a component; entries=None is
+  unbounded (FL)."""
 
   def construct( s, Type, entries ):
     s.enq = RecvIfcRTL( Type )
     s.deq = SendIfcRTL( Type )
-    s.q = FifoCL( entries )
+    s.q = FifoCL( float( "inf" ) if entries is None else entries )
 
     @update_once
     def up_wfifo_cl_ports():
@@ -119,9 +122,11 @@ BUILDERS = {
   "vpu":    _by_level( VPUFL, VPUCL, VPURTL, lambda M, cfg, **_: M( cfg.d, cfg ) ),
   "router": _by_level( RouterFL, RouterCL, RouterRTL,
                        lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
-  # FL has no FIFO of its own: a bounded FIFO is part of the core's contract
-  "wfifo":  _by_level( WeightFifoCL, WeightFifoCL, FifoRTL,
-                       lambda M, cfg, W, **_: M( W, weight_fifo_entries( cfg ) ) ),
+  # FL: unbounded, as the FL control unit's sequential meaning needs (an
+  # `hbm_read mpu` completes before its matrix instruction issues, so the
+  # whole matrix waits in the FIFO); CL and RTL: cfg.weight_fifo_entries
+  "wfifo":  lambda level, cfg, W, **_: WeightFifoCL( W, None ) if level == "fl" else
+            ( WeightFifoCL if level == "cl" else FifoRTL )( W, weight_fifo_entries( cfg ) ),
   "hbm":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
                        lambda M, cfg, hbm_depth, **_: M( memory_spec( cfg, "hbm" ), hbm_depth ) ),
   "ddr":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
@@ -148,7 +153,8 @@ def resolve_levels( levels=None, level=None ):
   out = { u: levels.get( u, base ) for u in UNIT_NAMES }
   if "wfifo" not in levels and level is None:
     hw = ( "rtl", "verilog" )
-    out["wfifo"] = "rtl" if out["dma"] in hw and out["mpu"] in hw else "cl"
+    out["wfifo"] = "rtl" if out["dma"] in hw and out["mpu"] in hw else \
+                   "fl" if out["ctrl"] == "fl" else "cl"
   return out
 
 
