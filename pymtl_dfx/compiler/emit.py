@@ -13,9 +13,12 @@ layer of the paper.
 
 Dependencies: register hazards are the scoreboard's (it compares register
 ranges), the DMA -> MPU weight stream is a FIFO, and K/V writes and reads go
-through the one in-order DMA, so no wait flags are needed; `hbm_read mpu`
-sits right before its matrix instruction and a CL/RTL scheduler may run it
-ahead.  Results consumed once by the next VPU instruction are chained
+through the one in-order DMA, so no wait flags are needed.  Every matrix
+instruction has exactly one `hbm_read mpu` (its tile grid: rows, vecs,
+cmajor), right before it; the DMA walks the grid in tile order itself.  Two
+reads per matrix would deadlock an in-order core: a read finishes only when
+the MPU has taken its last tile, and the matrix instruction would sit
+behind the second read.  A CL/RTL scheduler may run the read ahead.  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
 """
 
@@ -24,7 +27,7 @@ import math
 import numpy as np
 
 from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
-from .tiling import band_width, ceil_div, tile_order
+from .tiling import ceil_div
 
 
 class StepEmitter:
@@ -39,7 +42,6 @@ class StepEmitter:
     s.kv = layout["hbm"]["kv"]
     s.vw = layout["vec_words"]
     s.split = layout["split"]
-    s.lay_psum = layout["psum_entries"]
     s.E = gpt.n_embd
     s.hd = gpt.head_dim
     s.Hc = s.split["heads_per_core"]
@@ -63,23 +65,7 @@ class StepEmitter:
 
   def weight_stream( s, name ):
     m = s.mats[ name ]
-    return make( D.HBM_READ, mpu=1, addr=m["addr"], vecs=m["vecs"] )
-
-  def tile_reads( s, base, rows, cols, tile_vec_offset ):
-    """hbm_read mpu for each maximal run of consecutive tiles in stream order."""
-    order = tile_order( rows, cols, s.d, s.l, band_width( cols, s.l, s.lay_psum ) )
-    out, run_start, run_len, prev = [], None, 0, None
-    for r, c in order:
-      off = tile_vec_offset( r, c )
-      if prev is not None and off == prev + s.l:
-        run_len += s.l
-      else:
-        if run_start is not None:
-          out.append( make( D.HBM_READ, mpu=1, addr=base + run_start * s.vw, vecs=run_len ) )
-        run_start, run_len = off, s.l
-      prev = off
-    out.append( make( D.HBM_READ, mpu=1, addr=base + run_start * s.vw, vecs=run_len ) )
-    return out
+    return make( D.HBM_READ, mpu=1, addr=m["addr"], vecs=m["vecs"], rows=m["rows"] )
 
   def layernorm( s, src, dst, g_region, b_region ):
     rf, E = s.rf, s.E
@@ -136,12 +122,15 @@ class StepEmitter:
     out = [ make( D.HBM_WRITE, rf=k + r, addr=k_base + ( ( c * R_k + r ) * l + jj ) * s.vw,
                   vecs=1 ) for r in range( R_k ) ]
     out.append( make( D.HBM_WRITE, rf=v, addr=v_base, vecs=s.ents( hd ), tr=1, pos=pos ) )
-    out += s.tile_reads( k_base, hd, T, lambda r, c: ( c * R_k + r ) * l )
+    # K^T [hd, T]: column-major grid, so the first ceil(T/l) column tiles are a prefix
+    out.append( make( D.HBM_READ, mpu=1, addr=k_base, vecs=R_k * ceil_div( T, l ) * l,
+                      rows=hd, cmajor=1 ) )
     out.append( make( C.MASKEDMM, dst=rf["scores"], src1=q, rows=hd, cols=T,
                       scale=s.scale, mask=T ) )
     out += s.softmax_vpu( T )
-    n_ct = ceil_div( hd, l )
-    out += s.tile_reads( v_base, T, hd, lambda r, c: ( r * n_ct + c ) * l )
+    # V [T, hd]: row-major grid, a new row chunk is appended at the end
+    out.append( make( D.HBM_READ, mpu=1, addr=v_base,
+                      vecs=ceil_div( T, d ) * ceil_div( hd, l ) * l, rows=T ) )
     out.append( make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
                       src1=rf["probs"], rows=T, cols=hd ) )
     return out

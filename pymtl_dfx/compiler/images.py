@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import numerics
 from .partition import WORD_BYTES, Partition
-from .tiling import to_stream
+from .tiling import to_grid
 
 F16 = np.float16
 WORD_ELEMS = WORD_BYTES // 2
@@ -61,7 +61,7 @@ def build_images( weights16, dfx, layout, core ):
   def stream( name, w ):
     m = mats[ name ]
     assert w.shape == ( m["rows"], m["cols"] ), ( name, w.shape )
-    hbm.put( m["addr"], to_stream( w, d, l, m["band"] ) )
+    hbm.put( m["addr"], to_grid( w, d, l ) )    # row-major tile grid
 
   for i in range( gpt.n_layer ):
     p = lambda suffix: weights16.layer( i, suffix )           # noqa: E731

@@ -9,11 +9,13 @@ from ...config import MEM_WORD_ELEMS
 from ...isa import DmaOp as D
 from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
+from ...lib.tile_walker import TileWalkerCL
 from ..memory.msgs import ALL_ELEMS
 from .DMAReadRTL import check_channels, read_sizes
 from .DMAWriteRTL import write_sizes
 from .msgs import VregT, declare_dma_ports
 from .DMARTL import _hs
+from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 
 ELEMS = MEM_WORD_ELEMS
@@ -25,30 +27,47 @@ class ReadEngineCL:
   def __init__( s, cfg, spec, tiles ):
     check_channels( spec )
     s.C, s.modes = read_sizes( cfg, spec, tiles )
+    s.TW = s.modes[-1][0]
+    s.jump = tiles and s.TW < s.C      # a tile's first channel changes per tile
+    s.psum_entries = cfg.psum_entries
     s.spec = spec
     s.busy = False
     s.full = False
     s.units = s.n_units = 0
     s.tile, s.na, s.end, s.rot, s.cnt = False, [ 0 ] * s.C, 0, 0, 0
+    s.rq, s.base = False, 0
     s.buf = [ 0 ] * s.modes[-1][0]
 
-  def start( s, addr, n_words, n_units, tile ):
+  def start( s, addr, n_words, n_units, tile, grid=( 0, 0, 0 ) ):
+    """grid: (n_r, n_c, cmajor) of a matrix read."""
     C = s.C
     s.busy = True
     s.tile = bool( tile ) and len( s.modes ) > 1
-    s.na = [ addr + ( ( c - addr ) % C ) for c in range( C ) ]
-    s.end = addr + n_words
+    s.base = addr
+    s.rq = n_units != 0
+    s.na = s.channel_starts( addr )
+    s.end = addr + ( s.TW if s.tile else n_words )    # the first tile is grid index 0
+    if s.tile:
+      s.rq_walk = TileWalkerCL( *grid, s.psum_entries )
+      s.rs_walk = TileWalkerCL( *grid, s.psum_entries )
     s.rot = addr % C
     s.cnt = 0
     s.full = False
     s.buf = [ 0 ] * s.modes[-1][0]
     s.units, s.n_units = 0, n_units
 
+  def channel_starts( s, base ):
+    return [ base + ( ( c - base ) % s.C ) for c in range( s.C ) ]
+
+  def tile_base( s, walk ):
+    """Address of the walker's next tile."""
+    return s.base + walk.gi( 1 ) * s.TW
+
   def mode( s ):
     return s.modes[ 1 if s.tile else 0 ]
 
   def req_val( s, c ):
-    return s.busy and s.na[c] < s.end
+    return s.busy and s.rq and s.na[c] < s.end
 
   def row( s, c ):
     return ( s.na[c] // s.C ) % ( 1 << s.spec.row_bits )
@@ -67,19 +86,35 @@ class ReadEngineCL:
 
   def tick( s, req_fire, go, words, out_fire ):
     """`words`: the P rotated response words when `go`."""
+    C = s.C
+    seg_done = s.busy and s.rq and all(
+      s.na[c] >= s.end or ( req_fire[c] and s.na[c] + C >= s.end ) for c in range( C ) )
     fin = s.finish()
     if fin:
       s.busy = False
-    for c in range( s.C ):
+    for c in range( C ):
       if req_fire[c]:
-        s.na[c] += s.C
+        s.na[c] += C
+    if seg_done:
+      if not s.tile or s.rq_walk.last():
+        s.rq = False
+      else:
+        nxt = s.tile_base( s.rq_walk )
+        s.end = nxt + s.TW
+        s.na = s.channel_starts( nxt )
+        s.rq_walk.step()
     last = False
     if go:
       U, P = s.mode()
       s.buf[ s.cnt * P:( s.cnt + 1 ) * P ] = words
       last = s.cnt == U // P - 1
       s.cnt = 0 if last else s.cnt + 1
-      s.rot = ( s.rot + P ) % s.C
+      if s.jump and s.tile:
+        if not s.rs_walk.last():           # after the last tile rot is not used
+          s.rot = s.tile_base( s.rs_walk ) % C
+        s.rs_walk.step()
+      else:
+        s.rot = ( s.rot + P ) % C
     s.full = ( go and last ) or ( s.full and not out_fire )
     if out_fire:
       s.units += 1
@@ -323,8 +358,11 @@ class DMACL( Component ):
     st.sel_ddr, st.sel_mpu = m == "ddr", bool( inst.mpu )
     st.rf_base = st.rd_next = rf
     n_words = vecs * s.EW
-    if op in ( D.HBM_READ, D.DDR_READ ):
-      st.rd[m].start( addr, n_words, vecs // cfg.l if inst.mpu else vecs, inst.mpu )
+    if op in ( D.HBM_READ, D.DDR_READ ) and inst.mpu:
+      n_r, n_c, _ = mpu_grid( inst, cfg.d, cfg.l, cfg.psum_entries )
+      st.rd[m].start( addr, n_words, vecs // cfg.l, True, ( n_r, n_c, int( inst.cmajor ) ) )
+    elif op in ( D.HBM_READ, D.DDR_READ ):
+      st.rd[m].start( addr, n_words, vecs, False )
     else:
       st.rd_left = vecs
       if inst.tr:

@@ -1,8 +1,9 @@
 """DMA at FL behind the ports of `msgs.py`: the meaning of `streams.py`
 with unbounded queues and no timing (`DMAFunc` is the instruction-level FL that
-reaches the arrays directly).  A read queues all its requests at once,
-places each response at its word and sends a unit when its words are all
-there; a write asks for every entry, turns each into its writes and is over
+reaches the arrays directly).  A read queues all its requests at once (a
+matrix read: each tile's words, tiles in stream order from
+`tiling.grid_tiles`), places each response at its word and sends a unit
+when its words are all there; a write asks for every entry, turns each into its writes and is over
 when every write is acknowledged."""
 
 from collections import deque
@@ -15,6 +16,8 @@ from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
 from ..memory.msgs import ALL_ELEMS
 from .msgs import VregT, declare_dma_ports
+from ...compiler.tiling import grid_tiles
+from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 
 ELEMS = MEM_WORD_ELEMS
@@ -135,8 +138,15 @@ class DMAFL( Component ):
       a["unit"] = g.tile_words if inst.mpu else g.entry_words
       a["port"] = "w" if inst.mpu else "rf_wr"
       a["units_left"] = n_words // a["unit"]
-      for k in range( n_words ):
-        s.request( m, addr + k, 0, 0, 0, k )
+      if inst.mpu:
+        n_r, n_c, band = mpu_grid( inst, cfg.d, cfg.l, cfg.psum_entries )
+        TW = g.tile_words
+        for t, gi in enumerate( grid_tiles( n_r, n_c, band, int( inst.cmajor ) ) ):
+          for o in range( TW ):
+            s.request( m, addr + int( gi ) * TW + o, 0, 0, 0, t * TW + o )
+      else:
+        for k in range( n_words ):
+          s.request( m, addr + k, 0, 0, 0, k )
     else:
       a["entries_left"] = vecs
       a["acks_left"] = vecs * cfg.d if inst.tr else n_words

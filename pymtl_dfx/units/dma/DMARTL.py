@@ -1,6 +1,9 @@
 """DMA at RTL: one instruction at a time behind the ports of `msgs.py`.
 
-`DMACtrlRTL` (control) decodes the instruction, starts one of four engines
+`DMACtrlRTL` (control) decodes the instruction (for `hbm_read mpu` also
+the tile grid: n_r = ceil(rows/d), n_c = (vecs/l) / n_r by a combinational
+long division, since the instruction carries rows and vecs), starts one of
+four engines
 (`DMAReadRTL` for HBM with tiles and for DDR, `DMAWriteRTL` for HBM with the
 transposed write and for DDR), sends the rf_rd addresses of a write, and
 answers done the cycle after the engine finishes.  `DMARTL` wires the
@@ -18,7 +21,7 @@ from ...isa.formats import DmaInst
 from ..control.FootprintRTL import field
 from ..control.msgs import DoneMsg, InstMsg
 from ..memory.msgs import Strb, Word
-from .DMAReadRTL import AddrT, DMAReadRTL
+from .DMAReadRTL import AddrT, DMAReadRTL, GridT
 from .DMAWriteRTL import DMAWriteRTL
 from .msgs import VregT, declare_dma_ports
 from .streams import geometry, log2
@@ -57,6 +60,9 @@ class DMACtrlRTL( Component ):
     s.n_words = OutPort( AddrT )
     s.n_units = OutPort( Bits32 )
     s.mpu = OutPort()
+    s.n_r = OutPort( GridT )          # hbm_read mpu: the tile grid
+    s.n_c = OutPort( GridT )
+    s.cmajor = OutPort()
     s.tr = OutPort()
     s.wa0 = OutPort( AddrT )
     s.strb = OutPort( Strb )
@@ -87,6 +93,38 @@ class DMACtrlRTL( Component ):
     s.rf //= s.inst_msg[ sl( "rf" ) ]
     s.pos //= s.inst_msg[ sl( "pos" ) ]
     s.mpu //= s.inst_msg[ sl( "mpu" ) ]
+    s.cmajor //= s.inst_msg[ sl( "cmajor" ) ]
+    RowsT = mk_bits( sl( "rows" ).stop - sl( "rows" ).start )
+    s.rows = Wire( RowsT )
+    s.rows //= s.inst_msg[ sl( "rows" ) ]
+
+    # n_c = n_tiles / n_r, restoring division one quotient bit per stage
+    # (the program guarantees it divides: `streams.check_inst`)
+    GW = GridT.nbits
+    RW = GW + 1
+    RT = mk_bits( RW )
+    s.n_tiles = Wire( GridT )
+    s.dv_d = Wire( RT )                   # the divisor n_r
+    s.dv_rem = [ Wire( RT ) for _ in range( GW + 1 ) ]
+    s.dv_t = [ Wire( RT ) for _ in range( GW ) ]
+    s.dv_q = [ Wire() for _ in range( GW ) ]
+    for i in range( GW ):
+      s.n_c[ GW - 1 - i ] //= s.dv_q[i]
+
+    @update
+    def up_dma_grid():
+      s.n_r @= trunc( ( zext( s.rows, GW + 1 ) + ( cfg.d - 1 ) ) >> logd, GW )
+      s.n_tiles @= s.vecs >> logl            # VECS_BITS == GridT.nbits
+      s.dv_d @= zext( s.n_r, RW )
+      s.dv_rem[0] @= 0
+      for i in range( GW ):
+        s.dv_t[i] @= concat( s.dv_rem[i][ 0:RW - 1 ], s.n_tiles[ GW - 1 - i ] )
+        if s.dv_t[i] >= s.dv_d:
+          s.dv_rem[ i + 1 ] @= s.dv_t[i] - s.dv_d
+          s.dv_q[i] @= 1
+        else:
+          s.dv_rem[ i + 1 ] @= s.dv_t[i]
+          s.dv_q[i] @= 0
     s.tr //= s.inst_msg[ sl( "tr" ) ]
     s.rd_msg //= s.rd_next
     s.done_val //= s.done_pending
@@ -212,6 +250,9 @@ class DMARTL( Component ):
       e.n_words //= c.n_words
       e.n_units //= c.n_units
       e.mpu //= c.mpu
+      e.n_r //= c.n_r
+      e.n_c //= c.n_c
+      e.cmajor //= c.cmajor
     for e in engines[2:]:
       e.wa0 //= c.wa0
       e.tr //= c.tr

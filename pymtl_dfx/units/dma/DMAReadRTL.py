@@ -1,27 +1,39 @@
 """The read engine of one memory (datapath of `DMARTL`): per-channel request
 walkers and the reassembly of words into output units.
 
-Requests: channel c walks its own addresses addr + ((c - addr) mod C),
-+C, +2C, ... below addr + n_words, one request whenever its req is ready,
-independently of the other channels.
+Requests: the transfer is a run of segments of contiguous words, one for
+an entry read (addr, n_words) and one per tile for a matrix read (`mpu`:
+the tile at addr + gi*TW, TW words, gi from a `TileWalkerRTL` walking the
+grid in tile order).  Within a segment channel c walks its own addresses
+base + ((c - base) mod C), +C, +2C, ... below the segment's end, one
+request whenever its req is ready, independently of the other channels.
+The next segment starts in the cycle the last channel is through with the
+current one (its address comes from the walker's next grid index), so a
+tile of TW = C words (the paper's config) goes out every cycle.
 
 Reassembly: the memory holds each channel's responses in order until taken,
 so the engine needs no buffer of its own besides the output unit.  A beat
 takes P = min(C, unit words) words at once, word j from channel
 (rot + j) mod C (the rotation mux), when all P are valid and the output
-register is free or leaving this cycle; rot then advances by P.  After
-unit/P beats the unit is complete and is offered on `out` (entry: d/32
-words, tile with `mpu`: l*d/32 words).  At P = unit words that is one unit
-per cycle.  `DMAReadCL` is the same engine on Python values.
+register is free or leaving this cycle; rot then advances by P (TW >= C:
+every tile then starts on the same channel).  With TW < C a tile is one
+beat, and the next tile's first channel comes from a second walker that
+follows the responses.  After unit/P beats the unit is complete and is
+offered on `out` (entry: d/32 words, tile with `mpu`: l*d/32 words).  At
+P = unit words that is one unit per cycle.  `DMACL.ReadEngineCL` is the
+same engine on Python values.
 """
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
+from ...isa.fields import VECS_BITS
+from ...lib.tile_walker import TileWalkerRTL
 from ..memory.msgs import Word
 from .streams import geometry, log2
 
 AddrT = Bits34        # word addresses: EXT_BITS plus room past the last word
+GridT = mk_bits( VECS_BITS )   # tile-grid counts and indices (at most vecs tiles)
 
 
 def read_sizes( cfg, spec, tiles ):
@@ -66,6 +78,9 @@ class DMAReadRTL( Component ):
     s.n_words = InPort( AddrT )
     s.n_units = InPort( UnitT )
     s.mpu = InPort()                  # tiles (ignored without `tiles`)
+    s.n_r = InPort( GridT )           # the tile grid (with mpu)
+    s.n_c = InPort( GridT )
+    s.cmajor = InPort()
     s.req = [ SendIfcRTL( T["Req"] ) for _ in range( C ) ]
     s.resp = [ RecvIfcRTL( T["Resp"] ) for _ in range( C ) ]
     s.out_val = OutPort()
@@ -77,8 +92,16 @@ class DMAReadRTL( Component ):
 
     s.busy_r = Wire()
     s.tile = Wire()
+    s.rq = Wire()                     # segments left to request
+    s.base = Wire( AddrT )            # the instruction's addr
     s.na = [ Wire( AddrT ) for _ in range( C ) ]
-    s.stop = Wire( AddrT )
+    s.stop = Wire( AddrT )            # end of the segment being requested
+    s.thru = [ Wire() for _ in range( C ) ]   # channel is through with the segment
+    s.seg_done = Wire()
+    s.seg_last = Wire()               # no segment after this one
+    s.nxt_base = Wire( AddrT )        # the next segment (tile)
+    s.rot_next = Wire( IdxT )
+    s.start_tile = Wire()
     s.rot = Wire( IdxT )
     s.cnt = Wire( BeatT )
     s.full = Wire()
@@ -122,11 +145,53 @@ class DMAReadRTL( Component ):
     s.out_idx //= s.units
     s.busy //= s.busy_r
 
+    JUMP = tiles and U_t < C          # a tile's first channel changes per tile
+    logTW = log2( U_t )
+    if tiles:
+      s.rq_walk = TileWalkerRTL( GridT.nbits, cfg.psum_entries )
+      s.rq_walk.start //= s.start_tile
+      s.rq_walk.n_r //= s.n_r
+      s.rq_walk.n_c //= s.n_c
+      s.rq_walk.cmajor //= s.cmajor
+      s.rq_walk.step //= lambda: s.seg_done & s.tile
+
+      @update
+      def up_read_next_seg():
+        s.start_tile @= s.start & s.mpu
+        s.nxt_base @= s.base + ( zext( s.rq_walk.nxt_gi, AW ) << logTW )
+        s.seg_last @= ~s.tile | s.rq_walk.last
+    else:
+      s.start_tile //= 0
+      s.nxt_base //= AddrT( 0 )
+      s.seg_last //= 1
+
+    if JUMP:
+      s.rs_walk = TileWalkerRTL( GridT.nbits, cfg.psum_entries )
+      s.rs_walk.start //= s.start_tile
+      s.rs_walk.n_r //= s.n_r
+      s.rs_walk.n_c //= s.n_c
+      s.rs_walk.cmajor //= s.cmajor
+      s.rs_walk.step //= lambda: s.beat_go & s.tile
+
+      @update
+      def up_read_rot_jump():
+        if s.tile:
+          s.rot_next @= s.base[ 0:logC ] + ( s.rs_walk.nxt_gi[ 0:logC ] << logTW )
+        else:
+          s.rot_next @= s.rot + s.P[ 0:logC ]
+    else:
+      @update
+      def up_read_rot():
+        s.rot_next @= s.rot + s.P[ 0:logC ]
+
     @update
     def up_read_req():
+      s.seg_done @= s.busy_r & s.rq
       for c in range( C ):
-        s.req[c].val @= s.busy_r & ( s.na[c] < s.stop )
-        s.req_fire[c] @= s.busy_r & ( s.na[c] < s.stop ) & s.req[c].rdy
+        s.req[c].val @= s.busy_r & s.rq & ( s.na[c] < s.stop )
+        s.req_fire[c] @= s.busy_r & s.rq & ( s.na[c] < s.stop ) & s.req[c].rdy
+        s.thru[c] @= ~( s.na[c] < s.stop ) | ( s.req_fire[c] & ~( s.na[c] + AddrT( C ) < s.stop ) )
+        s.seg_done @= s.seg_done & s.thru[c]
 
     @update
     def up_read_beat():
@@ -155,9 +220,14 @@ class DMAReadRTL( Component ):
       elif s.start:
         s.busy_r <<= 1
         s.tile <<= s.mpu
+        s.base <<= s.addr
+        s.rq <<= s.n_units != 0
         for c in range( C ):
           s.na[c] <<= s.addr + zext( IdxT( c ) - s.addr[ 0:logC ], AW )
-        s.stop <<= s.addr + s.n_words
+        if s.mpu:
+          s.stop <<= s.addr + AddrT( U_t )      # the first tile is grid index 0
+        else:
+          s.stop <<= s.addr + s.n_words
         s.rot <<= s.addr[ 0:logC ]
         s.cnt <<= 0
         s.full <<= 0
@@ -169,6 +239,13 @@ class DMAReadRTL( Component ):
         for c in range( C ):
           if s.req_fire[c]:
             s.na[c] <<= s.na[c] + AddrT( C )
+        if s.seg_done:
+          if s.seg_last:
+            s.rq <<= 0
+          else:
+            s.stop <<= s.nxt_base + AddrT( U_t )
+            for c in range( C ):
+              s.na[c] <<= s.nxt_base + zext( IdxT( c ) - s.nxt_base[ 0:logC ], AW )
         if s.beat_go:
           for i in range( BUFW ):
             if s.tile:
@@ -180,7 +257,7 @@ class DMAReadRTL( Component ):
             s.cnt <<= 0
           else:
             s.cnt <<= s.cnt + 1
-          s.rot <<= s.rot + s.P[ 0:logC ]
+          s.rot <<= s.rot_next
         s.full <<= ( s.beat_go & s.last_beat ) | ( s.full & ~s.out_rdy )
         if s.full & s.out_rdy:
           s.units <<= s.units + 1

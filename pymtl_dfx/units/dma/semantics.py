@@ -8,10 +8,16 @@ address unit.  A d-element vector is d/32 consecutive words.
 lane j = e % l of row chunk r = t // d, position i = t % d, i.e. element i of
 vector ((r * n_col_tiles + c) * l + j) of the region, n_col_tiles being
 ceil(len / l) for the vector's len = vecs * d elements.
+
+`hbm_read mpu rows=R vecs=N [cmajor]` reads the N vectors at addr as a tile
+grid (`compiler.tiling` grid layout: n_r = ceil(R/d) row chunks, n_c =
+N / (l*n_r) column tiles, row- or column-major) and returns its tiles in the
+MPU's stream order (`tiling.tile_walk`, bands of min(n_c, psum_entries)).
 """
 
 import numpy as np
 
+from ...compiler.tiling import GridError, grid_to_stream, read_grid
 from ...isa import DmaOp as D
 
 F16 = np.float16
@@ -32,17 +38,38 @@ def vec_words( d, word_elems ):
   return d // word_elems
 
 
-def dma_op( op, inst, rf, hbm, ddr, l ):
+def mpu_grid( inst, d, l, psum_entries ):
+  """(n_r, n_c, band) of an `hbm_read mpu`; a bad geometry raises GridError
+  naming the fields."""
+  try:
+    return read_grid( int( inst.rows ), int( inst.vecs ), d, l, psum_entries )
+  except GridError as e:
+    raise GridError( f"hbm_read mpu: {e}" ) from None
+
+
+def check_plain_read( inst ):
+  if int( inst.rows ) or int( inst.cmajor ):
+    raise GridError( f"hbm_read without mpu: rows={int( inst.rows )} and "
+                     f"cmajor={int( inst.cmajor )} must be 0 (they describe a matrix read)" )
+
+
+def dma_op( op, inst, rf, hbm, ddr, l, psum_entries=None ):
   """Execute one DMA instruction; `hbm_read mpu` returns the [vecs, d] block
-  for the MPU's weight stream, every other op returns None."""
+  for the MPU's weight stream (its tiles in stream order; needs
+  psum_entries), every other op returns None."""
   d = rf.d
   word_elems = hbm.shape[1]
   addr, vecs, reg = int( inst.addr ), int( inst.vecs ), int( inst.rf )
   n_words = vecs * d // word_elems
   if op == D.HBM_READ:
-    block = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
     if inst.mpu:
-      return block
+      if psum_entries is None:
+        raise TypeError( "dma_op: hbm_read mpu needs psum_entries (its band width)" )
+      n_r, n_c, band = mpu_grid( inst, d, l, psum_entries )
+      grid = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
+      return grid_to_stream( grid, n_r, n_c, band, int( inst.cmajor ), l )
+    check_plain_read( inst )
+    block = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
     rf.write( reg, block )
   elif op == D.DDR_READ:
     rf.write( reg, _span( ddr, addr, n_words, "DDR", "ddr_read" ) )

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from ...config import FP16_BITS, MEM_WORD_ELEMS
 from ...isa import DmaOp as D
 from ..memory.msgs import memory_spec
+from ...compiler.tiling import GridError
 from .msgs import DMAConfigError, check_dma_config
+from .semantics import check_plain_read, mpu_grid
 
 
 ELEM_MASK = ( 1 << FP16_BITS ) - 1
@@ -97,9 +99,13 @@ def check_inst( cfg, op, inst ):
   addr, vecs = int( inst.addr ), int( inst.vecs )
   EW = cfg.d // MEM_WORD_ELEMS
   spec = memory_spec( cfg, "ddr" if is_ddr( op ) else "hbm" )
-  if op == D.HBM_READ and inst.mpu and vecs % cfg.l:
-    raise DMAConfigError( f"hbm_read mpu: vecs={vecs} is not a multiple of l={cfg.l}: "
-                          f"the weight stream is whole {cfg.d} x {cfg.l} tiles" )
+  try:
+    if op == D.HBM_READ and inst.mpu:
+      mpu_grid( inst, cfg.d, cfg.l, cfg.psum_entries )
+    elif op == D.HBM_READ:
+      check_plain_read( inst )
+  except GridError as e:
+    raise DMAConfigError( str( e ) ) from None
   if op == D.HBM_WRITE and inst.tr:
     lo = tr_word0( cfg, addr, vecs, int( inst.pos ) )
     hi = lo + ( vecs * cfg.d - 1 ) * EW + 1 if vecs else lo

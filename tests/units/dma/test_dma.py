@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import band_width, ceil_div, from_stream, tile_order
+from pymtl_dfx.compiler.tiling import band_width, ceil_div, from_stream
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, make
 from pymtl_dfx.testing import select_or_skip
@@ -41,18 +41,19 @@ def test_reads_and_writes( d, level, cmdline_opts ):
     make( D.HBM_READ, rf=100, addr=10, vecs=n_vec ),
     make( D.DDR_WRITE, rf=100, addr=1000, vecs=n_vec ),
     make( D.HBM_WRITE, rf=0, addr=2000, vecs=n_vec ),
-    make( D.HBM_READ, rf=0, addr=10, vecs=3, mpu=1 ),
+    make( D.HBM_READ, addr=10, vecs=2 * cfg.l, rows=d, mpu=1 ),   # a 1 x 2 tile grid
   ], level, cmdline_opts, max_delay=2 )
   assert np.array_equal( N.bits( rf.read( 0, 64 * 32 ) ), N.bits( data.reshape( -1 ) ) )
   assert np.array_equal( N.bits( ddr[ 1000:1064 ] ), N.bits( data[::-1] ) )
   assert np.array_equal( N.bits( hbm[ 2000:2064 ] ), N.bits( data ) )
-  block, _ = stream.pop( 3 )
-  assert np.array_equal( N.bits( block ), N.bits( data[::-1].reshape( -1, d )[ :3 ] ) )
+  block, _ = stream.pop( 2 * cfg.l )
+  assert np.array_equal( N.bits( block ), N.bits( data[::-1].reshape( -1, d )[ :2 * cfg.l ] ) )
 
 
 @pytest.mark.parametrize( "d,l,hd", [ ( 32, 8, 64 ), ( 64, 16, 64 ), ( 32, 4, 32 ) ] )
 def test_transposed_v_rows_form_the_mpu_matrix( d, l, hd, level, cmdline_opts ):
-  """Rows written with `tr` read back, in tile order, as V [T, hd]."""
+  """Rows written with `tr` are a row-major tile grid: one `hbm_read mpu
+  rows=T` streams them, in tile order, as V [T, hd]."""
   cfg = DFXConfig( d=d, l=l )
   dut, rf, hbm, ddr, stream = setup( level, cfg )
   T = 2 * d + 3
@@ -60,14 +61,27 @@ def test_transposed_v_rows_form_the_mpu_matrix( d, l, hd, level, cmdline_opts ):
   per_row = hd // d
   for t in range( T ):
     rf.write( t * per_row, V[t] )
+  n_vecs = ceil_div( T, d ) * ceil_div( hd, l ) * l
   run_instructions( dut, [ make( D.HBM_WRITE, rf=t * per_row, addr=64, vecs=per_row, tr=1, pos=t )
-                           for t in range( T ) ], level, cmdline_opts, max_delay=1 )
-  n_ct = ceil_div( hd, l )
+                           for t in range( T ) ] +
+                    [ make( D.HBM_READ, mpu=1, addr=64, vecs=n_vecs, rows=T ) ],
+                    level, cmdline_opts, max_delay=1 )
+  vecs, _ = stream.pop( n_vecs )
   band = band_width( hd, l, cfg.psum_entries )
-  region = hbm[ 64: ].reshape( -1, d )
-  vecs = np.concatenate( [ region[ ( r * n_ct + c ) * l: ( r * n_ct + c + 1 ) * l ]
-                           for r, c in tile_order( T, hd, d, l, band ) ] )
   assert np.array_equal( N.bits( from_stream( vecs, T, hd, d, l, band ) ), N.bits( V ) )
+
+
+@pytest.mark.parametrize( "fields,match", [
+  ( dict( mpu=1, vecs=24, rows=64 ), "hbm_read mpu: vecs=24 is 3 tiles, not a whole number of "
+                                     r"columns of ceil\(rows=64 / d=32\) = 2 row chunks" ),
+  ( dict( mpu=1, vecs=8, rows=0 ), "hbm_read mpu: rows=0 with vecs=8" ),
+  ( dict( rf=0, vecs=2, rows=32 ), "hbm_read without mpu: rows=32 and cmajor=0 must be 0" ),
+] )
+def test_bad_matrix_read_names_the_problem( fields, match, level, cmdline_opts ):
+  cfg = DFXConfig( d=32, l=8 )
+  dut, rf, hbm, ddr, stream = setup( level, cfg )
+  with pytest.raises( ValueError, match=match ):
+    run_instructions( dut, [ make( D.HBM_READ, addr=0, **fields ) ], level, cmdline_opts )
 
 
 def test_out_of_range_names_the_memory( level, cmdline_opts ):

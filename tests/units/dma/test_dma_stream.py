@@ -17,7 +17,7 @@ import pytest
 from pymtl3 import *
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import band_width, to_stream
+from pymtl_dfx.compiler.tiling import to_grid
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, encode, make, op_of
 from pymtl_dfx.testing import select_or_skip
@@ -112,7 +112,7 @@ def golden_streams( cfg, insts, hbm0, ddr0, rf0 ):
       rf_rd += [ VregT( rfi + i ) for i in range( vecs ) ]
       rd_resp += [ T["Entry"]( [ Bits16( x ) for x in bits( rf.read_entries( rfi + i, 1 ) ) ] )
                    for i in range( vecs ) ]
-    block = dma_op( op, inst, rf, hbm, ddr, l )
+    block = dma_op( op, inst, rf, hbm, ddr, l, cfg.psum_entries )
     if block is not None:
       for t in range( vecs // l ):
         w.append( T["W"]( [ Bits16( x ) for x in bits( block[ t * l:( t + 1 ) * l ] ) ] ) )
@@ -187,10 +187,11 @@ def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_de
 
 # ---------------------------------------------------------------------------
 
-# (config, memory rows per channel, where the transposed writes go)
+# (config, memory rows per channel, where the transposed writes go); bands
+# of 2 column tiles, so matrix reads of 3+ column tiles have several bands
 CFGS = {
-  "d32": ( DFXConfig( d=32, l=2, hbm_channels=4 ), 64, 160 ),   # entry 1 word, tile 2
-  "d64": ( DFXConfig( d=64, l=4, hbm_channels=4 ), 128, 200 ),  # entry 2, tile 8 (2 beats)
+  "d32": ( DFXConfig( d=32, l=2, hbm_channels=4, psum_entries=2 ), 64, 160 ),   # entry 1 word, tile 2
+  "d64": ( DFXConfig( d=64, l=4, hbm_channels=4, psum_entries=2 ), 128, 200 ),  # entry 2, tile 8 (2 beats)
 }
 
 
@@ -209,23 +210,22 @@ def random_images( depth, rng, n_hbm, n_ddr ):
 
 
 def program( cfg, depth, tr_addr, rng ):
-  """Every op, unaligned addresses, a full zigzag matrix; returns
-  (insts, hbm0, ddr0, rf0)."""
+  """Every op, unaligned addresses, a whole matrix (row-major tile grid,
+  two bands) and a column-major one; returns (insts, hbm0, ddr0, rf0)."""
   d, l = cfg.d, cfg.l
   EW = d // 32
   hbm0, ddr0 = random_images( depth, rng, 96, 64 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
-  # a whole matrix in zigzag stream order at an unaligned address
+  # a whole matrix as a row-major tile grid at an unaligned address
   rows, cols = d + 5, 2 * l + 1
-  band = band_width( cols, l, cfg.psum_entries )
-  stream = to_stream( rng.standard_normal( ( rows, cols ) ).astype( F16 ), d, l, band )
+  grid = to_grid( rng.standard_normal( ( rows, cols ) ).astype( F16 ), d, l )
   mat_addr = 97
-  hbm0[ mat_addr:mat_addr + stream.size // 32 ] = stream.reshape( -1, 32 )
-  n_vecs = stream.shape[0]
+  hbm0[ mat_addr:mat_addr + grid.size // 32 ] = grid.reshape( -1, 32 )
+  n_vecs = grid.shape[0]
   insts = [
     make( D.HBM_READ, rf=0, addr=5, vecs=7 ),
-    make( D.HBM_READ, mpu=1, addr=mat_addr, vecs=n_vecs ),
-    make( D.HBM_READ, mpu=1, addr=3, vecs=3 * l ),
+    make( D.HBM_READ, mpu=1, addr=mat_addr, vecs=n_vecs, rows=rows ),
+    make( D.HBM_READ, mpu=1, addr=3, vecs=3 * l, rows=3 * d - 1, cmajor=1 ),   # 3 x 1
     make( D.DDR_READ, rf=10, addr=7, vecs=5 ),
     make( D.HBM_WRITE, rf=8, addr=151 - 2 * EW, vecs=3 ),
     make( D.DDR_WRITE, rf=10, addr=130, vecs=5 ),
@@ -263,7 +263,8 @@ def test_dma_program( name, level, cmdline_opts ):
 
 def test_tile_stream_full_rate( level, cmdline_opts ):
   """With no delays a tile stream leaves at one tile per cycle (a tile is
-  l*d/32 <= C words, one beat) once the first has come back."""
+  l*d/32 <= C words, one beat) once the first has come back, also when the
+  walk jumps around the grid (4 x 6 tiles, column-major, bands of 2)."""
   select_or_skip( level, **DMAS )
   if level == "fl":
     pytest.skip( "FL has no timing" )
@@ -273,7 +274,7 @@ def test_tile_stream_full_rate( level, cmdline_opts ):
   ddr0 = np.zeros( ( depth * 4, 32 ), F16 )
   n_tiles = 24
   hbm0[ :n_tiles * cfg.l + 1 ] = rng.standard_normal( ( n_tiles * cfg.l + 1, 32 ) ).astype( F16 )
-  insts = [ make( D.HBM_READ, mpu=1, addr=1, vecs=n_tiles * cfg.l ) ]
+  insts = [ make( D.HBM_READ, mpu=1, addr=1, vecs=n_tiles * cfg.l, rows=4 * cfg.d, cmajor=1 ) ]
   rf0 = np.zeros( RF_ENTRIES * cfg.d, F16 )
   _, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 0, 0,
                         changed_only=True )
@@ -283,6 +284,9 @@ def test_tile_stream_full_rate( level, cmdline_opts ):
 
 @pytest.mark.parametrize( "inst,match", [
   ( make( D.HBM_READ, mpu=1, addr=0, vecs=3 ), "vecs=3 is not a multiple of l=2" ),
+  ( make( D.HBM_READ, mpu=1, addr=0, vecs=6, rows=33 ),
+    r"vecs=6 is 3 tiles, not a whole number of columns of ceil\(rows=33 / d=32\) = 2 row chunks" ),
+  ( make( D.HBM_READ, rf=0, addr=0, vecs=1, cmajor=1 ), "rows=0 and cmajor=1 must be 0" ),
   ( make( D.HBM_READ, rf=0, addr=( 1 << 24 ) - 2, vecs=4 ), "run past the 16777216 words" ),
   ( make( D.HBM_WRITE, rf=0, addr=( 1 << 24 ) - 40, vecs=1, tr=1, pos=40 ),
     "hbm_write: words .* run past the 16777216 words" ),
@@ -327,9 +331,12 @@ def random_program( cfg, depth, rng, n=12 ):
     if kind == 0:
       insts.append( make( D.HBM_READ, rf=rf, addr=addr, vecs=vecs ) )
     elif kind == 1:
-      vecs = l * int( rng.integers( 1, 5 ) )
+      # a random tile grid: 1..3 row chunks, 1..5 column tiles (up to 3 bands)
+      n_r, n_c = int( rng.integers( 1, 4 ) ), int( rng.integers( 1, 6 ) )
+      vecs = n_r * n_c * l
+      rows = int( rng.integers( ( n_r - 1 ) * d + 1, n_r * d + 1 ) )
       insts.append( make( D.HBM_READ, mpu=1, addr=int( rng.integers( 0, words - vecs * EW ) ),
-                          vecs=vecs ) )
+                          vecs=vecs, rows=rows, cmajor=int( rng.integers( 2 ) ) ) )
     elif kind == 2:
       insts.append( make( D.DDR_READ, rf=rf, addr=addr, vecs=vecs ) )
     elif kind == 3:
