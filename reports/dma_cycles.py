@@ -146,12 +146,19 @@ def rows( cfg, skip_matrix, rtl_max ):
                   f"{bpc / peak:.0%}" if on_hbm else "", time.time() - t0 ) )
 
   for n in ( 1, 8, 64, 512 ):
-    add( f"hbm_read mpu, {n} tile{'s' if n > 1 else ''} of {d}x{l}",
-         make( D.HBM_READ, mpu=1, addr=3, vecs=n * l ), n, "w", n * d * l )
+    add( f"hbm_read mpu, {n} tile{'s' if n > 1 else ''} of {d}x{l} (1 x {n} grid)",
+         make( D.HBM_READ, mpu=1, addr=3, vecs=n * l, rows=d ), n, "w", n * d * l )
   if not skip_matrix:
     tiles = ( 1024 // d ) * ( 4096 // l )
-    add( f"hbm_read mpu, 1024 x 4096 matrix ({tiles} tiles)",
-         make( D.HBM_READ, mpu=1, addr=0, vecs=tiles * l ), tiles, "w", tiles * d * l )
+    add( f"hbm_read mpu, 1024 x 4096 matrix ({tiles} tiles, row-major grid)",
+         make( D.HBM_READ, mpu=1, addr=0, vecs=tiles * l, rows=1024 ), tiles, "w", tiles * d * l )
+  T = 1024
+  kt = ( hd // d ) * ( T // l )
+  add( f"K^T read: {hd} x {T} tokens (hbm_read mpu cmajor, {kt} tiles)",
+       make( D.HBM_READ, mpu=1, addr=3, vecs=kt * l, rows=hd, cmajor=1 ), kt, "w", kt * d * l )
+  vt = ( T // d ) * ( hd // l )
+  add( f"V read: {T} tokens x {hd} (hbm_read mpu, {vt} tiles)",
+       make( D.HBM_READ, mpu=1, addr=3, vecs=vt * l, rows=T ), vt, "w", vt * d * l )
   for T in ( 64, 1024 ):
     add( f"K/V read: {T} tokens x {hd} (hbm_read, {T * hd // d} entries)",
          make( D.HBM_READ, rf=0, addr=5, vecs=T * hd // d ), T * hd // d, "rf_wr", T * hd )
