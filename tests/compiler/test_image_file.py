@@ -490,3 +490,33 @@ def test_new_file_mode_follows_umask(tmp_path):
     os.umask(old)
   if sys.platform != "win32":
     assert (tmp_path / "x").stat().st_mode & 0o777 == 0o640
+
+
+# --- more corruptions, one parametrized table ------------------------------------
+
+def _entry_byte(lay, name, field_at):
+  return lay["entries"][name]["at"] + field_at
+
+
+@pytest.mark.parametrize("patch, named", [
+  (lambda lay: (8, struct.pack("<I", 0), False), "unsupported format version 0"),
+  (lambda lay: (12, struct.pack("<I", 1 << 31), True), "unknown flags 0x80000000"),
+  (lambda lay: (36, struct.pack("<I", lay["hcrc"] ^ 1), False), "header CRC mismatch"),
+  (lambda lay: (16, struct.pack("<Q", 1 << 62), False), "truncated inside the metadata JSON"),
+  (lambda lay: (_entry_byte(lay, "core0/prog", 23), bytes([65]), True),
+   "65 dimensions, numpy allows at most"),
+  (lambda lay: (lay["data"].index(b"core0/hbm", lay["meta_end"]), b"\xff", True),
+   "name or dtype is not valid text"),
+  (lambda lay: (lay["data"].index(b"core1/hbm", lay["meta_end"]), b"core0/hbm", True),
+   ("section 'core0/hbm' (entry 3", "the name appears twice")),
+  (lambda lay: (_entry_byte(lay, "core1/hbm", 0), struct.pack("<Q", 4096), True),
+   ("section 'core1/hbm'", "empty, so its offset must be 0, not 4096")),
+])
+def test_more_corruptions(image, patch, named):
+  """Header fields and table entries not covered above; nothing is written."""
+  at, new, fix_crc = patch(_layout(image))
+  _patch(image, at, new, fix_crc=fix_crc)
+  before = _listing(image.parent)
+  msg = _error(image)
+  assert all(n in msg for n in ((named,) if isinstance(named, str) else named)), msg
+  assert _listing(image.parent) == before
