@@ -3,6 +3,11 @@
   dfx generate     GPT-2 text generation on the modelled appliance
   dfx demo         what the model can do today, in about a minute
   dfx numerics     the special functions' measured error table
+
+Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
+a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
+than the model's positions); --debug shows the traceback instead.  A closed
+pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line.
 """
 
 import argparse
