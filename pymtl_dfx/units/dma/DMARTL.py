@@ -103,6 +103,7 @@ class DMACtrlRTL( Component ):
     GW = GridT.nbits
     RW = GW + 1
     RT = mk_bits( RW )
+    RW1, DM1 = RW - 1, cfg.d - 1
     s.n_tiles = Wire( GridT )
     s.dv_d = Wire( RT )                   # the divisor n_r
     s.dv_rem = [ Wire( RT ) for _ in range( GW + 1 ) ]
@@ -113,12 +114,12 @@ class DMACtrlRTL( Component ):
 
     @update
     def up_dma_grid():
-      s.n_r @= trunc( ( zext( s.rows, GW + 1 ) + ( cfg.d - 1 ) ) >> logd, GW )
+      s.n_r @= trunc( ( zext( s.rows, RW ) + DM1 ) >> logd, GW )
       s.n_tiles @= s.vecs >> logl            # VECS_BITS == GridT.nbits
       s.dv_d @= zext( s.n_r, RW )
       s.dv_rem[0] @= 0
       for i in range( GW ):
-        s.dv_t[i] @= concat( s.dv_rem[i][ 0:RW - 1 ], s.n_tiles[ GW - 1 - i ] )
+        s.dv_t[i] @= concat( s.dv_rem[i][ 0:RW1 ], s.n_tiles[ GW - 1 - i ] )
         if s.dv_t[i] >= s.dv_d:
           s.dv_rem[ i + 1 ] @= s.dv_t[i] - s.dv_d
           s.dv_q[i] @= 1
