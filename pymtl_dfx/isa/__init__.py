@@ -17,7 +17,7 @@ Assembly syntax, one instruction per line, `#` comments:
   mnemonic  positional operands,  key=value ...  flags ...
 
   ddr_read v0, 0x40, vecs=12          # x: 768 elements at d=64
-  hbm_read mpu, 0x2000, vecs=1152 wait_compute
+  hbm_read mpu, 0x2000, vecs=1152 rows=768 wait_compute
   conv1d   v12, v0, rows=768 cols=2304 bias=v40 post=gelu chain
   sync     v40, len=192
 

@@ -8,7 +8,7 @@ mnemonics and keys, commas and spaces both separate operands):
   conv1d   v12, v0, rows=768 cols=2304 bias=v40 post=gelu chain
   maskedmm v20, v4, rows=64 cols=37 scale=0.125 mask=37 post=redmax
   mul      v30, v20, v21, len=37 bcast
-  hbm_read mpu, 0x2000, vecs=1152 wait_compute
+  hbm_read mpu, 0x2000, vecs=1152 rows=768 wait_compute
   ddr_read v0, 0x40, vecs=12
   sync     v40, len=192
 

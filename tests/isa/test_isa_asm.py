@@ -31,7 +31,7 @@ def test_documented_example():
                       bias=40, post=PostOp.GELU, chain=1)
   assert fp16_value(int(mm.scale)) == 0.125 and int(mm.mask) == 37
   assert int(mul.bcast) == 1
-  assert rd == make(DmaOp.HBM_READ, mpu=1, addr=0x2000, vecs=1152,
+  assert rd == make(DmaOp.HBM_READ, mpu=1, addr=0x2000, vecs=1152, rows=768,
                     wait_compute=1)
   assert int(ddr.addr) == 0x40 and int(sync.len) == 192
 
@@ -44,6 +44,11 @@ def test_syntax_is_forgiving_about_separators_and_case():
 
 def test_mpu_flag_may_stand_for_the_register():
   by_alias, = assemble("hbm_read mpu, 0x10, vecs=2")
+  grid, = assemble("hbm_read mpu, 0x10, vecs=32 rows=70 cmajor")
+  assert (int(grid.rows), int(grid.cmajor)) == (70, 1)
+  assert disassemble([grid]) == "hbm_read mpu, 0x10, vecs=32 rows=70 cmajor\n"
+  plain, = assemble("hbm_read v3, 0x10, vecs=2")        # rows= optional for hbm_read only
+  assert int(plain.rows) == 0
   by_flag, = assemble("hbm_read v0, 0x10, vecs=2 mpu")
   assert by_alias == by_flag
   assert disassemble([by_alias]) == "hbm_read mpu, 0x10, vecs=2\n"
