@@ -29,6 +29,7 @@ A run that stops making progress fails with the stuck instruction, the
 scoreboard and the units' state.
 """
 
+import os
 import random
 
 import pytest
@@ -285,10 +286,11 @@ def shapes( draw ):
   return gpt, dfx, cores, positions
 
 
-# CI runs these 20 examples, derandomized (the same every run): about 40
-# (shape, position) steps and 100 core programs, ~20 s.  No shrinking: the
-# failure message already names the stuck instruction.
-EXAMPLES = 60
+# CI runs these 60 examples, derandomized (the same every run): 98
+# (shape, position) steps and 238 core programs; DFX_DEADLOCK_EXAMPLES sets
+# another count (a long run).  No shrinking: the failure message already
+# names the stuck instruction.
+EXAMPLES = int( os.environ.get( "DFX_DEADLOCK_EXAMPLES", 60 ) )
 checked = dict( shapes=0, programs=0, positions=set() )
 
 
