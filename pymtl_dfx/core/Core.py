@@ -20,7 +20,10 @@ weight read has completed), else CL.
 
 The core's own ports: `inst` (programs enter the control unit's buffer
 here), `ring_send` / `ring_recv`, `{hbm,ddr}_host_req` / `_resp` (the
-memories' host ports: images are loaded and logits read back through them),
+memories' host ports: images are loaded and logits read back through them;
+with `memories=False`, the FPGA build's core, the DMA's channel ports
+`{hbm,ddr}_req[c]` / `_resp[c]` instead, for the AXI masters to the U280's
+memory IP),
 `idle` (the control unit has nothing buffered or in flight), and two
 4-bit status ports, `issued` and `retired`: bit u is unit u's issue / done
 handshake in this cycle (units as `ControlUnitFL.UNITS`), so the host can
@@ -64,6 +67,7 @@ from ..units.vpu.VPURTL import VPURTL
 
 CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
 UNIT_NAMES = ( "ctrl", "dma", "rfm", "mpu", "vpu", "router", "wfifo", "hbm", "ddr" )
+MEMORIES = ( "hbm", "ddr" )
 DMA, MPU, VPU, ROUTER = ( UNITS.index( u ) for u in ( "dma", "mpu", "vpu", "router" ) )
 
 
@@ -181,7 +185,7 @@ def join( a, b ):
 class Core( Component ):
 
   def construct( s, cfg, core_id, cores, levels=None, hbm_depth=1024, ddr_depth=256,
-                 level=None ):
+                 level=None, memories=True ):
     if cfg.cores != cores:
       raise CoreConfigError( f"core: cfg.cores={cfg.cores} but the appliance has {cores} "
                              f"cores (the scoreboard's sync footprint uses cfg.cores)" )
@@ -192,7 +196,11 @@ class Core( Component ):
     s.imported = []            # units to translate and import on their own
     kw = dict( core_id=core_id, cores=cores, hbm_depth=hbm_depth, ddr_depth=ddr_depth,
                W=T["W"] )
-    for u in UNIT_NAMES:
+    # memories=False: the FPGA build's core, whose HBM/DDR channels are ports
+    # (AXI masters to the memory IP on the U280); the tests' memories inside
+    # the core are simulation models
+    units = UNIT_NAMES if memories else tuple( u for u in UNIT_NAMES if u not in MEMORIES )
+    for u in units:
       lv = s.levels[ u ]
       unit = BUILDERS[ u ]( "rtl" if lv == "verilog" else lv, cfg, **kw )
       if lv == "verilog":
@@ -204,10 +212,14 @@ class Core( Component ):
     s.inst = RecvIfcRTL( InstMsg )
     s.ring_send = SendIfcRTL( Packet )
     s.ring_recv = RecvIfcRTL( Packet )
-    for m in ( "hbm", "ddr" ):
-      H = mk_host_types( T[m] )
-      setattr( s, f"{m}_host_req", RecvIfcRTL( H["Req"] ) )
-      setattr( s, f"{m}_host_resp", SendIfcRTL( H["Resp"] ) )
+    for m in MEMORIES:
+      if memories:
+        H = mk_host_types( T[m] )
+        setattr( s, f"{m}_host_req", RecvIfcRTL( H["Req"] ) )
+        setattr( s, f"{m}_host_resp", SendIfcRTL( H["Resp"] ) )
+      else:
+        setattr( s, f"{m}_req", [ SendIfcRTL( T[m].types["Req"] ) for _ in range( T[m].channels ) ] )
+        setattr( s, f"{m}_resp", [ RecvIfcRTL( T[m].types["Resp"] ) for _ in range( T[m].channels ) ] )
     s.idle = OutPort()
     s.issued = OutPort( len( UNITS ) )
     s.retired = OutPort( len( UNITS ) )
@@ -246,14 +258,18 @@ class Core( Component ):
     join( s.router.ring_send, s.ring_send )
     join( s.ring_recv, s.router.ring_recv )
 
-    # DMA <-> memories, memories' host ports out
-    for m in ( "hbm", "ddr" ):
-      mem = getattr( s, m )
+    # DMA <-> memories (or the core's channel ports), memories' host ports out
+    for m in MEMORIES:
+      if memories:
+        mem = getattr( s, m )
+        reqs, resps = mem.req, mem.resp
+        join( getattr( s, f"{m}_host_req" ), mem.host_req )
+        join( mem.host_resp, getattr( s, f"{m}_host_resp" ) )
+      else:
+        reqs, resps = getattr( s, f"{m}_req" ), getattr( s, f"{m}_resp" )
       for c in range( T[m].channels ):
-        join( getattr( s.dma, f"{m}_req" )[c], mem.req[c] )
-        join( mem.resp[c], getattr( s.dma, f"{m}_resp" )[c] )
-      join( getattr( s, f"{m}_host_req" ), mem.host_req )
-      join( mem.host_resp, getattr( s, f"{m}_host_resp" ) )
+        join( getattr( s.dma, f"{m}_req" )[c], reqs[c] )
+        join( resps[c], getattr( s.dma, f"{m}_resp" )[c] )
 
     NU = len( UNITS )
 

@@ -151,16 +151,22 @@ class DMACtrlRTL( Component ):
       s.n_entries @= zext( s.vecs, AW )
 
     @update
-    def up_dma_ctrl():
+    def up_dma_ctrl_status():
       s.busy_any @= s.busy[0] | s.busy[1] | s.busy[2] | s.busy[3]
       s.finish_any @= s.finish[0] | s.finish[1] | s.finish[2] | s.finish[3]
       s.inst_rdy @= ~s.busy_any & ~s.done_pending & ( s.rd_left == 0 )
-      s.load @= s.inst_val & ~s.busy_any & ~s.done_pending & ( s.rd_left == 0 )
+      s.rd_val @= s.rd_left != 0
+
+    # A block of its own: inst_rdy must not share a block with what reads
+    # inst_val, or Verilator sees the control unit's val -> rdy path as a
+    # combinational loop (UNOPTFLAT) and re-evaluates the core every cycle.
+    @update
+    def up_dma_ctrl_load():
+      s.load @= s.inst_val & s.inst_rdy
       s.start[0] @= s.load & ( s.op == OpT( D.HBM_READ ) )
       s.start[1] @= s.load & ( s.op == OpT( D.DDR_READ ) )
       s.start[2] @= s.load & ( s.op == OpT( D.HBM_WRITE ) )
       s.start[3] @= s.load & ( s.op == OpT( D.DDR_WRITE ) )
-      s.rd_val @= s.rd_left != 0
 
     @update_ff
     def up_dma_ctrl_ff():

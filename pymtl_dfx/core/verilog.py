@@ -1,0 +1,98 @@
+"""The RTL core as Verilog for an FPGA build (`dfx verilog`).
+
+`write_core_verilog(cfg, out_dir)` translates one `Core` with every unit at
+RTL and its HBM/DDR channels as ports (`memories=False`: on the U280 the
+AXI masters to the HBM and DDR IP sit there, see fpga/), lints it with
+`verilator --lint-only -Wall` (`pymtl_dfx.rtlgen`'s waivers, each with its
+reason) and writes, all or nothing:
+
+  <top>.v        the whole core: one top module, every unit beneath it
+  filelist.f     the sources in compile order (one file today)
+  config.json    the DFXConfig it was built for, the top's name, the
+                 pymtl_dfx version and the lint result
+  lint.log       Verilator's warnings
+
+The Verilator runs of the tests translate the same units with the same
+pass (`core_modules` lists the modules both must share, and a test checks
+that every unit module here is byte for byte the one the Verilator
+appliance is built from).
+"""
+
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from ..config import DFXConfig
+
+
+class VerilogError( RuntimeError ):
+  pass
+
+
+def fpga_core( cfg ):
+  """The core an FPGA build takes: every unit RTL, memories outside."""
+  from .Core import Core
+  return Core( cfg, 0, cfg.cores, level="rtl", memories=False )
+
+
+def modules( verilog_text ):
+  """module name -> its text, for every module in a translated file."""
+  found = re.findall( r"(^module\s+(\w+).*?^endmodule)", verilog_text, re.S | re.M )
+  return { name: text for text, name in found }
+
+
+def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
+  """Write the core's Verilog into out_dir (created; must not exist or be
+  empty); returns the config.json record."""
+  from .. import __version__
+  from ..rtlgen import lint as run_lint, translate, waiver_reason
+  out_dir = os.path.abspath( out_dir )
+  if os.path.exists( out_dir ) and ( not os.path.isdir( out_dir ) or os.listdir( out_dir ) ):
+    raise VerilogError( f"dfx verilog: {out_dir} exists and is not an empty directory" )
+  parent = os.path.dirname( out_dir )
+  os.makedirs( parent, exist_ok=True )
+  work = tempfile.mkdtemp( prefix=".dfx-verilog-", dir=parent )
+  try:
+    path, top = translate( fpga_core( cfg ), work )
+    record = dict( top=top, files=[ f"{top}.v" ], config=cfg.to_dict(),
+                   pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
+    if lint:
+      classes, errors, log = run_lint( path, top )
+      with open( os.path.join( work, "lint.log" ), "w" ) as f:
+        f.write( log )
+      bad = sorted( c for c in classes if waiver_reason( c ) is None )
+      record["lint"] = dict( errors=len( errors ), warnings=dict( classes ),
+                             not_waived=bad,
+                             waivers={ c: waiver_reason( c ) for c in classes
+                                       if waiver_reason( c ) } )
+      if errors or bad:
+        first = ( errors + [ l for l in log.splitlines()
+                             if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
+        raise VerilogError( f"dfx verilog: lint of {top} failed: {len( errors )} error(s), "
+                            f"not waived: {bad or 'none'}; first: {' | '.join( first )}" )
+    for name in os.listdir( work ):     # translation leaves its own scratch files
+      if name not in ( f"{top}.v", "lint.log" ):
+        p = os.path.join( work, name )
+        shutil.rmtree( p ) if os.path.isdir( p ) else os.remove( p )
+    with open( os.path.join( work, "filelist.f" ), "w" ) as f:
+      f.write( f"{top}.v\n" )
+    with open( os.path.join( work, "config.json" ), "w" ) as f:
+      json.dump( record, f, indent=2 )
+      f.write( "\n" )
+    mode = 0o777 & ~_umask()
+    os.chmod( work, mode )
+    if os.path.isdir( out_dir ):
+      os.rmdir( out_dir )                # empty (checked above)
+    os.replace( work, out_dir )
+  except BaseException:
+    shutil.rmtree( work, ignore_errors=True )    # nothing half-written
+    raise
+  return record
+
+
+def _umask():
+  m = os.umask( 0 )
+  os.umask( m )
+  return m
