@@ -2,6 +2,7 @@
 
   dfx generate     GPT-2 text generation on the modelled appliance
   dfx demo         what the model can do today, in about a minute
+  dfx verilog      the RTL core as Verilog for an FPGA build (linted)
   dfx numerics     the special functions' measured error table
 
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
@@ -280,6 +281,29 @@ def cmd_generate( args ):
 
 # -- main -----------------------------------------------------------------------------
 
+# -- dfx verilog --------------------------------------------------------------------
+
+def cmd_verilog( args ):
+  import json
+  from .core.verilog import write_core_verilog
+  dfx = _dfx_config( args )
+  t0 = time.perf_counter()
+  if not args.json:
+    print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "
+           f"{'and linting it ' if args.lint else ''}into {args.out} ...", flush=True )
+  record = write_core_verilog( dfx, args.out, lint=args.lint )
+  record["seconds"] = round( time.perf_counter() - t0, 1 )
+  if args.json:
+    print( json.dumps( { k: v for k, v in record.items() }, indent=2 ) )
+    return
+  lint = record.get( "lint" )
+  print( f"{args.out}/{record['files'][0]}: top module {record['top']}, {record['lines']:,} lines; "
+         + ( f"verilator --lint-only -Wall clean apart from waived classes "
+             f"({', '.join( sorted( lint['waivers'] ) )}; reasons in config.json)"
+             if lint else "not linted" )
+         + f"; {record['seconds']} s" )
+
+
 def _parser():
   from .appliance.host import LEVELS
   common = argparse.ArgumentParser( add_help=False )
@@ -314,6 +338,22 @@ def _parser():
   p.add_argument( "--seed", type=seed_type, default=2 )
   p.add_argument( "--new-tokens", type=positive, default=12 )
   p.set_defaults( fn=cmd_demo )
+  p = sub.add_parser( "verilog", parents=[ common ],
+                      help="write the RTL core as Verilog for an FPGA build",
+                      description="Translate the core (every unit at RTL, HBM/DDR channels as "
+                                  "ports) to one Verilog file, lint it with verilator "
+                                  "--lint-only -Wall, and write it with a file list and the "
+                                  "config it was built for.",
+                      epilog="example: dfx verilog --out build/core_d32 --set d=32 --set l=8 "
+                             "--set hbm_channels=4" )
+  p.add_argument( "--out", required=True, help="output directory (new or empty)" )
+  p.add_argument( "--cores", type=positive, default=None,
+                  help="cores of the appliance the core is built for (default 1)" )
+  p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
+                  help="a DFXConfig field, e.g. --set d=32 (repeatable)" )
+  p.add_argument( "--no-lint", dest="lint", action="store_false", help="skip the Verilator lint" )
+  p.add_argument( "--json", action="store_true", help="print one JSON object" )
+  p.set_defaults( fn=cmd_verilog )
   p = sub.add_parser( "numerics", parents=[ common ], help="measured error of exp/recip/rsqrt/gelu" )
   p.set_defaults( fn=cmd_numerics )
   return ap

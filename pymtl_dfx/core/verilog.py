@@ -27,7 +27,7 @@ import tempfile
 from ..config import DFXConfig
 
 
-class VerilogError( RuntimeError ):
+class VerilogError( ValueError ):
   pass
 
 
@@ -38,9 +38,12 @@ def fpga_core( cfg ):
 
 
 def modules( verilog_text ):
-  """module name -> its text, for every module in a translated file."""
+  """module name -> its text, for every module in a translated file.
+  pymtl3 names a lambda's block after the hierarchy path of the first
+  instance it translated (`_lambda__s_dut_cores_0__vpu_...`), which depends
+  on the top, not on the module: those names are normalised."""
   found = re.findall( r"(^module\s+(\w+).*?^endmodule)", verilog_text, re.S | re.M )
-  return { name: text for text, name in found }
+  return { name: re.sub( r"lambda__s_\w+", "lambda", text ) for text, name in found }
 
 
 def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):

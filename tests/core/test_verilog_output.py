@@ -1,0 +1,70 @@
+"""`dfx verilog`: the RTL core as one lint-clean Verilog file with its file
+list and config, and the same unit modules the Verilator appliance is built
+from."""
+
+import json
+import os
+
+import pytest
+
+from pymtl_dfx.appliance.Appliance import Appliance
+from pymtl_dfx.cli import main
+from pymtl_dfx.config import DFXConfig
+from pymtl_dfx.core.verilog import VerilogError, modules, write_core_verilog
+from pymtl_dfx.rtlgen import translate
+
+# small enough to translate in about a minute: the same units as the paper's
+# core, narrower
+SETTINGS = [ "d=32", "l=4", "hbm_channels=2", "vreg_entries=64", "mreg_entries=8",
+             "psum_entries=4" ]
+
+
+@pytest.fixture( scope="module" )
+def written( tmp_path_factory ):
+  out = tmp_path_factory.mktemp( "verilog" ) / "core"
+  argv = [ "verilog", "--out", str( out ), "--json" ]
+  for kv in SETTINGS:
+    argv += [ "--set", kv ]
+  assert main( argv ) == 0
+  return out
+
+
+def test_writes_one_top_a_file_list_and_the_config( written ):
+  record = json.loads( ( written / "config.json" ).read_text() )
+  files = ( written / "filelist.f" ).read_text().split()
+  assert files == record["files"] == [ f"{record['top']}.v" ]
+  assert sorted( os.listdir( written ) ) == sorted( files + [ "config.json", "filelist.f",
+                                                               "lint.log" ] )
+  assert DFXConfig.from_dict( record["config"] ) == DFXConfig().with_overrides( SETTINGS )
+  text = ( written / files[0] ).read_text()
+  assert f"module {record['top']}" in text
+  # the FPGA core has the DMA's channels as ports, not the tests' memories
+  assert "hbm_req" in text and "MemoryRTL" not in text
+
+
+def test_lint_is_clean_but_for_waived_classes( written ):
+  lint = json.loads( ( written / "config.json" ).read_text() )["lint"]
+  assert lint["errors"] == 0 and lint["not_waived"] == []
+  assert set( lint["warnings"] ) == set( lint["waivers"] )
+
+
+def test_its_units_are_the_modules_the_verilator_appliance_runs( written, tmp_path ):
+  """The host's verilog level translates the whole appliance (cores with the
+  test memories inside, links); every module of the written core other than
+  its own top must be there byte for byte."""
+  record = json.loads( ( written / "config.json" ).read_text() )
+  ours = modules( ( written / record["files"][0] ).read_text() )
+  cfg = DFXConfig().with_overrides( SETTINGS )
+  path, _ = translate( Appliance( cfg, 1, None, 64, 64, "rtl" ), str( tmp_path ) )
+  theirs = modules( open( path ).read() )
+  units = { n: t for n, t in ours.items() if not n.startswith( ( "Core", "Ports_" ) ) }
+  assert len( units ) >= 20      # every unit and its parts, not a handful
+  differ = sorted( n for n, t in units.items() if theirs.get( n ) != t )
+  assert differ == []
+
+
+def test_refuses_a_directory_in_use( tmp_path ):
+  ( tmp_path / "keep.v" ).write_text( "// someone's file\n" )
+  with pytest.raises( VerilogError, match="exists and is not an empty directory" ):
+    write_core_verilog( DFXConfig().with_overrides( SETTINGS ), tmp_path, lint=False )
+  assert os.listdir( tmp_path ) == [ "keep.v" ]
