@@ -28,6 +28,7 @@ sys.path.insert( 0, str( ROOT ) )
 from pymtl3 import *  # noqa: E402,F403
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL  # noqa: E402
 
+from pymtl_dfx.atomic import write_text  # noqa: E402
 from pymtl_dfx.config import FP16_BYTES, MEM_WORD_BYTES, DFXConfig  # noqa: E402
 from pymtl_dfx.isa import DmaOp as D, encode, make  # noqa: E402
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done  # noqa: E402
@@ -210,5 +211,5 @@ if __name__ == "__main__":
   vdir.mkdir( parents=True, exist_ok=True )
   os.chdir( vdir )       # pymtl3 writes the translated model to the cwd
   text = table( DFXConfig(), a.skip_matrix, a.rtl_max_units if a.rtl else -1 )
-  ( out / "dma_cycles.md" ).write_text( text + "\n" )
+  write_text( out / "dma_cycles.md", text + "\n" )
   print( text )

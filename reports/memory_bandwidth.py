@@ -23,6 +23,7 @@ import time
 ROOT = pathlib.Path( __file__ ).resolve().parent.parent
 sys.path.insert( 0, str( ROOT ) )
 
+from pymtl_dfx.atomic import write_text  # noqa: E402
 from pymtl_dfx.config import MEM_WORD_BYTES, DFXConfig  # noqa: E402
 from pymtl_dfx.testing.memory_harness import run_memory, streaming_reads  # noqa: E402
 from pymtl_dfx.units.memory.msgs import memory_spec  # noqa: E402
@@ -79,5 +80,5 @@ if __name__ == "__main__":
   import os
   os.chdir( out )          # pymtl3 writes its Verilog and Verilator objects here
   text = table( DFXConfig(), a.reads, a.rtl, a.few_outstanding )
-  ( out / "memory_bandwidth.md" ).write_text( text + "\n" )
+  write_text( out / "memory_bandwidth.md", text + "\n" )
   print( text )

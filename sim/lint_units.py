@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 
+from pymtl_dfx.atomic import write_text
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.rtlgen import lint, translate, waiver_reason
 
@@ -71,8 +72,7 @@ def main():
       bad |= why is None
     if not classes and not errors:
       print( "  clean" )
-    with open( os.path.join( args.out, f"{unit}_lint.log" ), "w" ) as f:
-      f.write( text )
+    write_text( os.path.join( args.out, f"{unit}_lint.log" ), text )
   sys.exit( 1 if bad else 0 )
 
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from pymtl3 import Bits
 
+from ..atomic import write_bytes
 from .fields import INST_BITS, INST_BYTES
 from .formats import (FORMATS, HEADER_LO, RESTRICTED, Header, InstBits,
                       format_of, layout, used_slots)
@@ -156,8 +157,7 @@ def program_from_bytes(data: bytes) -> list:
 
 
 def write_program(path, insts) -> None:
-  with open(path, "wb") as f:
-    f.write(program_to_bytes(insts))
+  write_bytes(path, program_to_bytes(insts))
 
 
 def read_program(path) -> list:

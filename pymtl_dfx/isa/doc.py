@@ -5,6 +5,7 @@ it is current.  Regenerate with
   python -c 'from pymtl_dfx.isa import doc; doc.update("docs/isa.md")'
 """
 
+from pymtl_dfx.atomic import write_text
 from pymtl_dfx.config import DFXConfig
 
 from .asm import operands_of
@@ -113,6 +114,5 @@ def update(path) -> bool:
   start, end = text.index(BEGIN), text.index(END) + len(END) + 1
   new = text[:start] + doc_table() + text[end:]
   if new != text:
-    with open(path, "w") as f:
-      f.write(new)
+    write_text(path, new)
   return new != text
