@@ -108,17 +108,12 @@ class WeightFifoCL( Component ):
     return f"{len( s.q )}"
 
 
-def _ctrl( level, cfg, **_ ):
-  return ControlUnitFL() if level == "fl" else \
-         { "cl": ControlUnitCL, "rtl": ControlUnitRTL }[ level ]( cfg )
-
-
 def _by_level( fl, cl, rtl, make ):
   return lambda level, cfg, **kw: make( { "fl": fl, "cl": cl, "rtl": rtl }[ level ], cfg, **kw )
 
 
 BUILDERS = {
-  "ctrl":   _ctrl,
+  "ctrl":   _by_level( ControlUnitFL, ControlUnitCL, ControlUnitRTL, lambda M, cfg, **_: M( cfg ) ),
   "dma":    _by_level( DMAFL, DMACL, DMARTL, lambda M, cfg, **_: M( cfg ) ),
   "rfm":    _by_level( RegisterFileManagerFL, RegisterFileManagerCL, RegisterFileManagerRTL,
                        lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),

@@ -31,13 +31,13 @@ the hazard tests fail.
 """
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...config import DFXConfig
 from .ControlUnitFL import UNITS, unit_of
 from .decode_cache import decoded
 from .footprint import footprint_of, hazards
-from .msgs import DoneMsg, InstMsg
+from .msgs import InstMsg
+from .ports import declare_ports
 
 DMA, MPU, VPU, ROUTER = range( 4 )
 COMPUTE_UNITS = ( MPU, VPU )
@@ -90,11 +90,7 @@ class ControlUnitCL( Component ):
   def construct( s, cfg=DFXConfig(), scoreboard=True ):
     s.cfg = cfg
     s.check_hazards = scoreboard
-    s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
-    s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
-    s.inst = RecvIfcRTL( InstMsg )
-    # nothing buffered and nothing in flight: what a core reports to the host
-    s.idle = OutPort()
+    declare_ports( s )
 
     s.preloaded = []
     s._clear()

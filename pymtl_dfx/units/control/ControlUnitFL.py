@@ -7,11 +7,10 @@ controllers' business; they must compute the same values.
 """
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa import Kind
 from .decode_cache import decoded
-from .msgs import DoneMsg, InstMsg
+from .msgs import InstMsg
 
 UNITS = ( "dma", "mpu", "vpu", "router" )
 
@@ -26,15 +25,11 @@ def unit_of( op, kind ):
 
 class ControlUnitFL( Component ):
 
-  def construct( s ):
-    # indexed like UNITS
-    s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
-    s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
-    # words appended to the program (CL/RTL load through this port; FL is
-    # unbounded, so it is always ready)
-    s.inst = RecvIfcRTL( InstMsg )
-    # nothing to issue and nothing awaited: what a core reports to the host
-    s.idle = OutPort()
+  def construct( s, cfg=None, scoreboard=True ):
+    # cfg and scoreboard: one signature at every level; sequential issue
+    # needs neither (inst is unbounded at FL, so it is always ready)
+    from .ports import declare_ports
+    declare_ports( s )
 
     s.program = []
     s.pc = 0

@@ -7,13 +7,13 @@ cfg.inst_buffer_entries words and the scheduler issues from its head).
 """
 
 from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from pymtl3.stdlib.stream.queues import NormalQueueRTL
 
 from ...config import DFXConfig
 from .ControlUnitFL import UNITS
 from .FootprintRTL import FootprintRTL, end_bits
-from .msgs import DoneMsg, InstMsg
+from .msgs import InstMsg
+from .ports import declare_ports
 
 NU = len( UNITS )
 
@@ -206,11 +206,7 @@ class SchedulerCtrlRTL( Component ):
 class ControlUnitRTL( Component ):
 
   def construct( s, cfg=DFXConfig(), scoreboard=True ):
-    s.issue = [ SendIfcRTL( InstMsg ) for _ in UNITS ]
-    s.done = [ RecvIfcRTL( DoneMsg ) for _ in UNITS ]
-    s.inst = RecvIfcRTL( InstMsg )
-    # nothing buffered and nothing in flight: what a core reports to the host
-    s.idle = OutPort()
+    declare_ports( s )
 
     s.ibuf = NormalQueueRTL( InstMsg, cfg.inst_buffer_entries )
     s.fp = FootprintRTL( cfg )

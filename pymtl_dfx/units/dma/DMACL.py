@@ -13,7 +13,8 @@ from ...lib.tile_walker import TileWalkerCL
 from ..memory.msgs import ALL_ELEMS
 from .DMAReadRTL import check_channels, read_sizes
 from .DMAWriteRTL import write_sizes
-from .msgs import VregT, declare_dma_ports
+from .msgs import VregT
+from .ports import declare_ports
 from .DMARTL import _hs
 from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
@@ -212,7 +213,7 @@ class _State:
 class DMACL( Component ):
 
   def construct( s, cfg ):
-    T = declare_dma_ports( s, cfg )
+    T = declare_ports( s, cfg )
     s.cfg = cfg
     g = geometry( cfg )
     s.EW = g.entry_words

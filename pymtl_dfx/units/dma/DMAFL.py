@@ -15,7 +15,8 @@ from ...isa import DmaOp as D
 from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
 from ..memory.msgs import ALL_ELEMS
-from .msgs import VregT, declare_dma_ports
+from .msgs import VregT
+from .ports import declare_ports
 from ...compiler.tiling import grid_tiles
 from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
@@ -30,7 +31,7 @@ class _State:
 class DMAFL( Component ):
 
   def construct( s, cfg ):
-    T = declare_dma_ports( s, cfg )
+    T = declare_ports( s, cfg )
     s.cfg = cfg
     s.g = geometry( cfg )
     s.T = T

@@ -23,7 +23,8 @@ from ..control.msgs import DoneMsg, InstMsg
 from ..memory.msgs import Strb, Word
 from .DMAReadRTL import AddrT, DMAReadRTL, GridT
 from .DMAWriteRTL import DMAWriteRTL
-from .msgs import VregT, declare_dma_ports
+from .msgs import VregT
+from .ports import declare_ports
 from .streams import geometry, log2
 
 ENGINES = ( "hbm_rd", "ddr_rd", "hbm_wr", "ddr_wr" )
@@ -229,7 +230,7 @@ class DMAChannelMuxRTL( Component ):
 class DMARTL( Component ):
 
   def construct( s, cfg ):
-    T = declare_dma_ports( s, cfg )
+    T = declare_ports( s, cfg )
     g = geometry( cfg )
     d, EW = g.d, g.entry_words
     ELEMS = MEM_WORD_ELEMS

@@ -31,7 +31,6 @@ from pymtl3 import *
 
 from ...config import MEM_WORD_ELEMS
 from ...isa.fields import VREG_BITS
-from ..control.msgs import DoneMsg, InstMsg
 from ..fpu.msgs import FP16, mk_fp16_vec
 from ..memory.msgs import memory_spec
 from ..mpu.msgs import mk_mpu_types
@@ -61,22 +60,3 @@ def mk_dma_types( cfg ):
     hbm=hbm, ddr=ddr, W=mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"],
     RFWrite=mk_rf_write( cfg.d ), Entry=mk_fp16_vec( cfg.d ),
   )
-
-
-def declare_dma_ports( s, cfg ):
-  """The DMA's boundary, the same at CL and RTL; returns its types."""
-  from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
-  T = mk_dma_types( cfg )
-  s.inst = RecvIfcRTL( InstMsg )
-  s.done = SendIfcRTL( DoneMsg )
-  for name in ( "hbm", "ddr" ):
-    spec = T[ name ]
-    setattr( s, f"{name}_req",
-             [ SendIfcRTL( spec.types["Req"] ) for _ in range( spec.channels ) ] )
-    setattr( s, f"{name}_resp",
-             [ RecvIfcRTL( spec.types["Resp"] ) for _ in range( spec.channels ) ] )
-  s.w = SendIfcRTL( T["W"] )
-  s.rf_wr = SendIfcRTL( T["RFWrite"] )
-  s.rf_rd = SendIfcRTL( VregT )
-  s.rf_rd_resp = RecvIfcRTL( T["Entry"] )
-  return T
