@@ -1,14 +1,16 @@
-"""VPU: every vector instruction against numerics, at every level."""
+"""The functional VPU (VPUFunc): every vector instruction against numerics."""
 
 import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.isa import ComputeOp as C, make
-from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.funcsim.VPUFunc import VPUFunc
+
+# the instruction-level functional units (pymtl_dfx.funcsim): untimed, one level
+pytestmark = pytest.mark.no_verilog
 
 F16 = np.float16
 UNARY = { C.RECIP: N.recip, C.RSQRT: N.rsqrt, C.EXP: N.exp, C.INVPOW2: N.inv_pow2,
@@ -26,16 +28,16 @@ def random_fp16( rng, n ):
   return x
 
 
-def make_vpu( level, d ):
+def make_vpu( d ):
   rf = VectorRegisterFile( 64, d )
-  return select_or_skip( level, fl=VPUFunc )( rf ), rf
+  return VPUFunc( rf ), rf
 
 
 @pytest.mark.parametrize( "d", [ 8, 64 ] )
 @pytest.mark.parametrize( "op", list( UNARY ) + list( BINARY ) + list( REDUCE ) )
-def test_vector_op( op, d, level, cmdline_opts ):
+def test_vector_op( op, d, cmdline_opts ):
   rng = np.random.default_rng( int( op ) * 7 + d )
-  dut, rf = make_vpu( level, d )
+  dut, rf = make_vpu( d )
   insts, checks = [], []
   for k, n in enumerate( ( 1, 3, d, 2 * d + 5, 5 * d ) ):
     a, b = random_fp16( rng, n ), random_fp16( rng, n )
@@ -52,19 +54,19 @@ def test_vector_op( op, d, level, cmdline_opts ):
     else:
       insts = [ make( op, dst=dst, src1=src1, len=n ) ]
       want = np.atleast_1d( N.reduce_sum( a, d ) if op == C.ACCUM else REDUCE[ op ]( a ) )
-    run_instructions( dut, insts, level, cmdline_opts )
+    run_instructions( dut, insts, "fl", cmdline_opts )
     got = rf.read( dst, want.size )
     assert np.array_equal( N.bits( got ), N.bits( want ) ), ( op.mnemonic, n )
     # lanes past the result up to the end of its last entry are +0
     n_ent = -( -want.size // d )
     tail = rf.read_entries( dst, n_ent ).reshape( -1 )[ want.size: ]
     assert not N.bits( tail ).any()
-    dut, rf2 = make_vpu( level, d )
+    dut, rf2 = make_vpu( d )
     rf2.mem[:] = rf.mem
     rf = rf2
 
 
-def test_a_chain_of_instructions_is_layernorm( level, cmdline_opts ):
+def test_a_chain_of_instructions_is_layernorm( cmdline_opts ):
   """A whole VPU program (the compiler's LayerNorm sequence) on one unit."""
   from pymtl_dfx.compiler.emit import StepEmitter
   d, E = 64, 200
@@ -84,7 +86,7 @@ def test_a_chain_of_instructions_is_layernorm( level, cmdline_opts ):
   em = StepEmitter.__new__( StepEmitter )
   em.rf, em.E, em.d = regs, E, d
   insts = em.layernorm_vpu( regs["x"], regs["h"] )
-  dut = select_or_skip( level, fl=VPUFunc )( rf )
-  run_instructions( dut, insts, level, cmdline_opts, max_delay=2, seed=4 )
+  dut = VPUFunc( rf )
+  run_instructions( dut, insts, "fl", cmdline_opts, max_delay=2, seed=4 )
   want = N.layernorm( x, g, b, 1e-5, d )
   assert np.array_equal( N.bits( rf.read( regs["h"], E ) ), N.bits( want ) )

@@ -1,17 +1,19 @@
-"""Register file: whole-entry writes pad with +0, element writes do not, bounds."""
+"""The functional register file (RegisterFileFunc): whole-entry writes pad with +0, element writes do not, bounds."""
 
 import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.funcsim.RegisterFileFunc import RegisterFileFunc
 from pymtl_dfx.units.regfile.state import RegisterFileError
 
+# the instruction-level functional units (pymtl_dfx.funcsim): untimed, one level
+pytestmark = pytest.mark.no_verilog
 
-def test_entries_and_elements( level ):
-  Manager = select_or_skip( level, fl=RegisterFileFunc )
+
+def test_entries_and_elements():
+  Manager = RegisterFileFunc
   manager = Manager( DFXConfig( vreg_entries=16, d=32 ) )
   manager.elaborate()
   rf = manager.rf

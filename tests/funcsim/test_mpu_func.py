@@ -1,4 +1,4 @@
-"""MPU: matrix instructions on the weight stream, against numerics."""
+"""The functional MPU (MPUFunc): matrix instructions on the weight stream, against numerics."""
 
 import numpy as np
 import pytest
@@ -7,20 +7,22 @@ from pymtl_dfx import numerics as N
 from pymtl_dfx.compiler.tiling import band_width, to_stream
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, PostOp, make
-from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.units import run_instructions
 from pymtl_dfx.funcsim.MPUFunc import MPUFunc
 from pymtl_dfx.funcsim.weight_stream import WeightStreamError, WeightStreamFunc
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
+# the instruction-level functional units (pymtl_dfx.funcsim): untimed, one level
+pytestmark = pytest.mark.no_verilog
+
 F16 = np.float16
 CONFIGS = [ DFXConfig( d=8, l=4 ), DFXConfig( d=64, l=16 ), DFXConfig( d=32, l=8, psum_entries=2 ) ]
 
 
-def setup( level, cfg ):
+def setup( cfg ):
   rf = VectorRegisterFile( 256, cfg.d )
   stream = WeightStreamFunc()
-  dut = select_or_skip( level, fl=MPUFunc )( cfg, rf, stream, readonly_words=0 )
+  dut = MPUFunc( cfg, rf, stream, readonly_words=0 )
   return dut, rf, stream
 
 
@@ -36,10 +38,10 @@ def push_matrix( stream, w, cfg ):
 @pytest.mark.parametrize( "op,post", [ ( C.CONV1D, PostOp.NONE ), ( C.CONV1D, PostOp.GELU ),
                                        ( C.MM, PostOp.NONE ), ( C.MASKEDMM, PostOp.NONE ),
                                        ( C.MM, PostOp.REDMAX ) ] )
-def test_matrix_op( op, post, cfg, level, cmdline_opts ):
+def test_matrix_op( op, post, cfg, cmdline_opts ):
   rng = np.random.default_rng( int( op ) * 10 + int( post ) + cfg.d )
   for rows, cols in ( ( 5, 3 ), ( cfg.d, cfg.l ), ( 3 * cfg.d + 1, 2 * cfg.l + 3 ) ):
-    dut, rf, stream = setup( level, cfg )
+    dut, rf, stream = setup( cfg )
     x = ( rng.standard_normal( rows ) * 2 ).astype( F16 )
     w = ( rng.standard_normal( ( rows, cols ) ) ).astype( F16 )
     b = ( rng.standard_normal( cols ) ).astype( F16 )
@@ -57,7 +59,7 @@ def test_matrix_op( op, post, cfg, level, cmdline_opts ):
       y[ cols - 1: ] = F16( -np.inf )
     if post == PostOp.GELU:
       y = N.gelu( y )
-    run_instructions( dut, [ make( op, **fields ) ], level, cmdline_opts )
+    run_instructions( dut, [ make( op, **fields ) ], "fl", cmdline_opts )
     dst = 128
     if post == PostOp.REDMAX:
       assert N.bits( rf.read( dst, 1 )[0] ) == N.bits( N.reduce_max( y ) )
@@ -66,8 +68,8 @@ def test_matrix_op( op, post, cfg, level, cmdline_opts ):
     assert stream.available == 0
 
 
-def test_missing_weights_are_reported( level, cmdline_opts ):
+def test_missing_weights_are_reported( cmdline_opts ):
   cfg = DFXConfig( d=8, l=4 )
-  dut, rf, stream = setup( level, cfg )
+  dut, rf, stream = setup( cfg )
   with pytest.raises( WeightStreamError, match="needs 4 weight vectors but the stream holds 0" ):
-    run_instructions( dut, [ make( C.MM, dst=8, src1=0, rows=8, cols=4 ) ], level, cmdline_opts )
+    run_instructions( dut, [ make( C.MM, dst=8, src1=0, rows=8, cols=4 ) ], "fl", cmdline_opts )

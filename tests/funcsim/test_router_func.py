@@ -1,4 +1,4 @@
-"""Router: the ring all-gather on 2, 3 and 4 cores, at every level."""
+"""The functional router (RouterFunc): the ring all-gather on 2, 3 and 4 cores."""
 
 import numpy as np
 import pytest
@@ -8,10 +8,13 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import RouterOp, encode, make
-from pymtl_dfx.testing import run_stream_test, select_or_skip
+from pymtl_dfx.testing import run_stream_test
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.funcsim.RouterFunc import RouterFunc
+
+# the instruction-level functional units (pymtl_dfx.funcsim): untimed, one level
+pytestmark = pytest.mark.no_verilog
 
 F16 = np.float16
 
@@ -35,9 +38,9 @@ class Ring( Component ):
 
 @pytest.mark.parametrize( "cores", [ 1, 2, 3, 4 ] )
 @pytest.mark.parametrize( "seg", [ 1, 64, 100, 256 ] )
-def test_all_gather( cores, seg, level, cmdline_opts ):
+def test_all_gather( cores, seg, cmdline_opts ):
   cfg = DFXConfig( d=64, l=16 )
-  Router = select_or_skip( level, fl=RouterFunc )
+  Router = RouterFunc
   rng = np.random.default_rng( cores * 1000 + seg )
   rfs = [ VectorRegisterFile( 64, cfg.d ) for _ in range( cores ) ]
   base, base2 = 2, 30
@@ -51,7 +54,7 @@ def test_all_gather( cores, seg, level, cmdline_opts ):
   r = run_stream_test( Ring( Router, cfg, rfs ),
                        sources={ f"recv{i}": ( InstMsg, insts ) for i in range( cores ) },
                        sinks={ f"send{i}": ( DoneMsg, [ DoneMsg( 1 ) ] * 2 ) for i in range( cores ) },
-                       level=level, cmdline_opts=cmdline_opts, max_delay=3, seed=seg )
+                       level="fl", cmdline_opts=cmdline_opts, max_delay=3, seed=seg )
   for rf in rfs:
     assert np.array_equal( N.bits( rf.read( base, cores * seg ) ), N.bits( np.concatenate( parts ) ) )
     assert np.array_equal( N.bits( rf.read( base2, cores * seg ) ), N.bits( np.concatenate( parts2 ) ) )
