@@ -274,9 +274,36 @@ def cmd_generate( args ):
                                                  max( 1, len( steps ) - len( ids ) ), 3 ) },
       "per_op_class": host.stats, "total": S.total( host.stats ),
       "padding": compiled.layout["padding"],
+      **_timing( host, dfx ),
     }, indent=2 ) )
   else:
     print()
+    t = _timing( host, dfx )
+    if t:
+      c = t["cycles"]
+      share = ", ".join( f"{k} {100 * v / max( 1, c['total'] ):.0f}%"
+                         for k, v in sorted( c["per_op_class"].items(), key=lambda kv: -kv[1] )
+                         if v )
+      print( f"[{args.level}: {c['total']:,} cycles = {t['ms_at_clock']['total']:.3f} ms at "
+             f"{dfx.clock_mhz} MHz over {len( c['per_step'] )} steps; {share}]", file=sys.stderr )
+
+
+TIMED_LEVELS = ( "cl", "rtl", "verilog" )
+
+
+def _timing( host, dfx ):
+  """The cycles of a timed level (CL, RTL, Verilator) and their time at the
+  kernel clock; {} for the untimed levels (func, fl)."""
+  if host.level not in TIMED_LEVELS:
+    return {}
+  r = host.results()
+  ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
+  cycles = dict( total=r["cycles"], per_step=r["step_cycles"], per_stage=r["stage_cycles"],
+                 per_op_class=r["class_cycles"], unit_busy=r["unit_busy"] )
+  return dict( cycles=cycles,
+               ms_at_clock=dict( total=ms( r["cycles"] ),
+                                 per_step=[ ms( c ) for c in r["step_cycles"] ],
+                                 per_stage={ k: ms( v ) for k, v in r["stage_cycles"].items() } ) )
 
 
 # -- main -----------------------------------------------------------------------------

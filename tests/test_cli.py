@@ -240,3 +240,19 @@ def test_ctrl_c_prints_one_line():
   out, err = p.communicate( timeout=120 )
   assert p.returncode == cli.EXIT_INTERRUPTED
   assert err == b"dfx generate: interrupted\n"
+
+
+def test_timing_of_a_timed_level_sums_and_converts_at_the_clock():
+  from types import SimpleNamespace
+  from pymtl_dfx.cli import _timing
+  from pymtl_dfx.config import DFXConfig
+  r = dict( cycles=3000, step_cycles=[ 1000, 2000 ], stage_cycles={ "summarization": 1000,
+            "generation": 2000 }, class_cycles={ "attention": 2500, "ffn": 500 },
+            unit_busy={ "mpu": 10 } )
+  host = SimpleNamespace( level="cl", results=lambda: r )
+  t = _timing( host, DFXConfig( clock_mhz=200 ) )
+  assert t["cycles"]["total"] == sum( t["cycles"]["per_op_class"].values() ) == 3000
+  assert t["ms_at_clock"]["total"] == 3000 / 200e3
+  assert t["ms_at_clock"]["per_step"] == [ 1000 / 200e3, 2000 / 200e3 ]
+  assert _timing( SimpleNamespace( level="func" ), DFXConfig() ) == {}
+  assert _timing( SimpleNamespace( level="fl" ), DFXConfig() ) == {}
