@@ -233,7 +233,6 @@ class DMACL( Component ):
       st.rd_left = st.rd_next = 0
       st.sel_ddr = st.sel_mpu = False
       st.rf_base = 0
-      st.cyc = {}
 
     reset_state()
 
@@ -258,17 +257,32 @@ class DMACL( Component ):
           out.append( ( 0, Req[m]( 0, 0, 0, 0 ) ) )
       return out
 
-    def channels( m, req_rdy, resp_val, resp_data, out_rdy ):
-      """This cycle's decisions of memory m's engines; returns resp.rdy."""
-      e, w = st.rd[m], st.wr[m]
-      go, chans = e.beat( resp_val, out_rdy )
-      st.cyc[ m + "_rd" ] = ( go, [ int( resp_data[c] ) for c in chans ] )
-      w_reqs = w.requests()
-      st.cyc[ m + "_wr" ] = [ w_reqs[c][0] for c in w_reqs if req_rdy[c] ]
-      return [ ( c in chans ) or w.busy for c in range( e.C ) ]
+    def beats( m, resp_val, out_rdy ):
+      """This cycle's read beat of memory m: (go, channels taken)."""
+      return st.rd[m].beat( resp_val, out_rdy )
 
+    def sent( m, req_rdy ):
+      """The slots of memory m's write beat that go out this cycle."""
+      w_reqs = st.wr[m].requests()
+      return [ w_reqs[c][0] for c in w_reqs if req_rdy[c] ]
+
+    # Each output is driven by a block that names only what the RTL's output
+    # depends on, so an RTL neighbour (whose own blocks may read our val and
+    # write our rdy in one block) forms no loop with a block of ours that it
+    # does not depend on at the signal level:
+    #   state only (@update_once, reads no port): inst.rdy, done, rf_rd,
+    #     rf_wr, w and the memory requests;
+    #   {hbm,ddr}_resp[c].rdy: the read engine's beat (every channel's
+    #     resp.val and the output's rdy), as DMAReadRTL's beat_go;
+    #   rf_rd_resp.rdy: the write engines' beats (their channels' req.rdy),
+    #     as DMAWriteRTL's rd_rdy.
+    # The last two are @update: through an RTL memory or weight FIFO whose
+    # block reads our rdy and writes our val they are in a block-level cycle,
+    # which pymtl3 iterates to its fixed point; they are pure functions of
+    # ports and state, so running them again is harmless.  The state update
+    # recomputes their decisions from the ports' final values.
     # Ports are named explicitly in the blocks (pymtl3 orders blocks by the
-    # signals they name); requests depend on registered state only, as at RTL.
+    # signals they name; it does not see signals named inside a comprehension).
     @update_once
     def up_dma_cl_reqs():
       hr, dr = requests( "hbm" ), requests( "ddr" )
@@ -280,34 +294,12 @@ class DMACL( Component ):
         s.ddr_req[c].msg @= dr[c][1]
 
     @update_once
-    def up_dma_cl_ports():
+    def up_dma_cl_out():
       s.inst.rdy @= inst_rdy()
       s.done.val @= st.done_pending
       s.done.msg @= 1
       s.rf_rd.val @= st.rd_left != 0
       s.rf_rd.msg @= st.rd_next % ( 1 << VregT.nbits )
-      st.cyc = {}
-      hbm_out_rdy = s.w.rdy if st.sel_mpu else s.rf_wr.rdy
-      # plain loops: pymtl3 does not see signals named inside a comprehension
-      h_req_rdy, h_val, h_data = [], [], []
-      for c in range( HC ):
-        h_req_rdy.append( s.hbm_req[c].rdy )
-        h_val.append( s.hbm_resp[c].val )
-        h_data.append( s.hbm_resp[c].msg.data )
-      d_req_rdy, d_val, d_data = [], [], []
-      for c in range( DC ):
-        d_req_rdy.append( s.ddr_req[c].rdy )
-        d_val.append( s.ddr_resp[c].val )
-        d_data.append( s.ddr_resp[c].msg.data )
-      h_rdy = channels( "hbm", h_req_rdy, h_val, h_data, hbm_out_rdy )
-      d_rdy = channels( "ddr", d_req_rdy, d_val, d_data, s.rf_wr.rdy )
-      for c in range( HC ):
-        s.hbm_resp[c].rdy @= h_rdy[c]
-      for c in range( DC ):
-        s.ddr_resp[c].rdy @= d_rdy[c]
-      s.rf_rd_resp.rdy @= st.wr["hbm"].rd_rdy( st.cyc["hbm_wr"] ) or \
-                          st.wr["ddr"].rd_rdy( st.cyc["ddr_wr"] )
-      # outputs
       h, dd = st.rd["hbm"], st.rd["ddr"]
       s.rf_wr.val @= ( h.full and not st.sel_mpu ) or dd.full
       s.w.val @= h.full and st.sel_mpu
@@ -319,28 +311,60 @@ class DMACL( Component ):
       if h.full and st.sel_mpu:
         s.w.msg @= W( [ FP16( x ) for w in h.buf for x in split_word( w ) ] )
 
+    @update
+    def up_dma_cl_hbm_resp_rdy():
+      val = []
+      for c in range( HC ):
+        val.append( s.hbm_resp[c].val )
+      _, chans = beats( "hbm", val, s.w.rdy if st.sel_mpu else s.rf_wr.rdy )
+      busy = st.wr["hbm"].busy
+      for c in range( HC ):
+        s.hbm_resp[c].rdy @= ( c in chans ) or busy
+
+    @update
+    def up_dma_cl_ddr_resp_rdy():
+      val = []
+      for c in range( DC ):
+        val.append( s.ddr_resp[c].val )
+      _, chans = beats( "ddr", val, s.rf_wr.rdy )
+      busy = st.wr["ddr"].busy
+      for c in range( DC ):
+        s.ddr_resp[c].rdy @= ( c in chans ) or busy
+
+    @update
+    def up_dma_cl_rd_resp_rdy():
+      h, d = [], []
+      for c in range( HC ):
+        h.append( s.hbm_req[c].rdy )
+      for c in range( DC ):
+        d.append( s.ddr_req[c].rdy )
+      s.rf_rd_resp.rdy @= st.wr["hbm"].rd_rdy( sent( "hbm", h ) ) or \
+                          st.wr["ddr"].rd_rdy( sent( "ddr", d ) )
+
     @update_ff
     def up_dma_cl_state():
       if s.reset:
         reset_state()
         return
-      cyc = st.cyc
       fin = any( e.finish() for e in ( *st.rd.values(), *st.wr.values() ) )
+      # this cycle's decisions again, from the ports' final values
+      sends = {}
+      for m in ( "hbm", "ddr" ):
+        sends[m] = sent( m, [ r.rdy for r in getattr( s, f"{m}_req" ) ] )
       for m, e in st.rd.items():
-        reqs = getattr( s, f"{m}_req" )
-        go, words = cyc[ m + "_rd" ]
+        reqs, resps = getattr( s, f"{m}_req" ), getattr( s, f"{m}_resp" )
         out = ( s.w if ( m == "hbm" and st.sel_mpu ) else s.rf_wr )
+        go, chans = beats( m, [ r.val for r in resps ], out.rdy )
         out_fire = e.full and bool( out.rdy ) and ( m == "ddr" ) == st.sel_ddr
         e.tick( [ e.busy and bool( reqs[c].val & reqs[c].rdy ) for c in range( e.C ) ],
-                go, [ int( w ) for w in words ], out_fire )
+                go, [ int( resps[c].msg.data ) for c in chans ], out_fire )
       for m, e in st.wr.items():
         resps = getattr( s, f"{m}_resp" )
-        sent = cyc[ m + "_wr" ]
         load = None
-        if e.rd_rdy( sent ) and s.rf_rd_resp.val:
+        if e.rd_rdy( sends[m] ) and s.rf_rd_resp.val:
           load = [ int( x ) for x in s.rf_rd_resp.msg.v ]
         n_resp = sum( 1 for r in resps if e.busy and r.val ) if e.busy else 0
-        e.tick( sent, load, n_resp )
+        e.tick( sends[m], load, n_resp )
       st.done_pending = fin or ( st.done_pending and not s.done.rdy )
       if s.inst.val & s.inst.rdy:      # the port: the state above has moved on
         s.load( int( s.inst.msg ) )

@@ -34,6 +34,11 @@ class MemoryCL( Component ):
           return head
       return None
 
+    # host_req.rdy waits for the DMA's req.val on its channel (the DMA has
+    # priority), as at RTL; every other output comes from state only.  Two
+    # blocks, so a DMA whose blocks read our rdy/val and drive req.val forms
+    # no loop with the state outputs; the host block is @update (a pure
+    # function, which pymtl3 may iterate inside a cycle of RTL blocks).
     @update_once
     def up_mem_cl_ports():
       for c in range( C ):
@@ -42,13 +47,16 @@ class MemoryCL( Component ):
         s.resp[c].val @= head is not None and not head[0]
         if head is not None and not head[0]:
           s.resp[c].msg @= Resp( head[1] )
-      hc = host_chan()
-      s.host_req.rdy @= len( s.order ) < host_entries and s.q[hc].can_accept() \
-                        and not s.req[hc].val
       head = host_head()
       s.host_resp.val @= head is not None
       if head is not None:
         s.host_resp.msg @= Resp( head[1] )
+
+    @update
+    def up_mem_cl_host_rdy():
+      hc = int( s.host_req.msg.row ) % C
+      s.host_req.rdy @= len( s.order ) < host_entries and s.q[hc].can_accept() \
+                        and not s.req[hc].val
 
     @update_ff
     def up_mem_cl_state():

@@ -2,7 +2,8 @@
 on Python values, so every message leaves in the RTL's cycle.
 
 Values come from `golden` (numerics), one stage's piece at a time; the
-control follows `MPUSeqRTL`/`MPURTL` decision by decision.
+control follows `MPUSeqRTL`/`MPURTL` decision by decision, the tile order
+from a `TileWalkerCL` (`tiling.tile_walk`, as the RTL's `TileWalkerRTL`).
 """
 
 import numpy as np
@@ -11,9 +12,9 @@ from pymtl3 import *
 from ...compiler.tiling import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
+from ...lib.tile_walker import TileWalkerCL
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
 from .ports import declare_ports
-from .streams import order_of
 
 F16 = np.float16
 
@@ -35,7 +36,7 @@ class MPUCL( Component ):
     def reset_state():
       s.cur = None
       s.active = s.issuing = s.max_pending = False
-      s.order, s.n_c, s.band = (), 0, 1
+      s.walk, s.n_c = None, 0
       s.taken = s.outs = 0
       s.maxv = None
       s.psum = {}
@@ -88,10 +89,8 @@ class MPUCL( Component ):
         s.cur = cmd_msg.clone()
         s.active = s.issuing = True
         s.max_pending = False
-        s.order = order_of( s.cur, cfg )
-        s.n_r = ceil_div( int( s.cur.rows ), d )
         s.n_c = ceil_div( int( s.cur.cols ), l )
-        s.band = min( s.n_c, cfg.psum_entries )
+        s.walk = TileWalkerCL( ceil_div( int( s.cur.rows ), d ), s.n_c, 0, cfg.psum_entries )
         s.taken = s.outs = 0
         s.maxv = None
         return
@@ -106,12 +105,14 @@ class MPUCL( Component ):
         acc_new = _Tile( m.entry, m.first, m.last, m.tile,
                          accumulate( None if m.first else s.psum[ m.entry ], m.s ) )
       if g["issue"]:
-        r, c = s.order[ s.taken ]
-        mfu_new = _Tile( c % s.band, r == 0, r == s.n_r - 1, c,
+        w = s.walk
+        r, c = w.rc()
+        mfu_new = _Tile( w.pos(), w.r_first(), w.r_last(), c,
                          tile_sums( to_array( x_msg.v ), to_array( w_msg.v ),
                                     int( s.cur.rows ) - r * d ) )
         s.taken += 1
-        s.issuing = s.taken < len( s.order )
+        s.issuing = not w.last()
+        w.step()
       if g["psum_write"]:
         head = s.acc.head()
         s.psum[ head.entry ] = head.s
@@ -132,24 +133,37 @@ class MPUCL( Component ):
       s.acc.tick( g["acc_rdy"], acc_new )
       s.mfu.tick( g["mfu_rdy"], mfu_new )
 
+    # cmd.rdy and out come from state only, as at RTL; x.rdy, w.rdy and
+    # bias.rdy depend on the other inputs' vals and out.rdy (an issue needs
+    # x and w, the pipelines advance when out drains).  Two blocks, so a
+    # neighbour whose val depends on our rdy (an RTL weight FIFO's one block
+    # writes w.val and reads w.rdy) forms no loop with the state outputs;
+    # the handshake block is @update (pymtl3 may iterate it inside such a
+    # block-level cycle; it is a pure function of ports and state) and the
+    # state update decides again from the ports' final values.
     @update_once
-    def up_mpu_cl_ports():
-      g = decide( s.cmd.val, s.x.val, s.w.val, s.bias.val, s.out.rdy )
+    def up_mpu_cl_out():
       s.cmd.rdy @= not s.active
+      out_val = s.max_pending or s.post.head() is not None
+      s.out.val @= out_val
+      if out_val:
+        s.out.msg @= out_msg()
+
+    @update
+    def up_mpu_cl_rdy():
+      g = decide( False, s.x.val, s.w.val, s.bias.val, s.out.rdy )   # cmd.val: no rdy needs it
       s.x.rdy @= g["x_rdy"]
       s.w.rdy @= g["w_rdy"]
       s.bias.rdy @= g["bias_rdy"]
-      s.out.val @= g["out_val"]
-      if g["out_val"]:
-        s.out.msg @= out_msg()
 
     @update_ff
     def up_mpu_cl_state():
       if s.reset:
         reset_state()
       else:
+        decide( s.cmd.val, s.x.val, s.w.val, s.bias.val, s.out.rdy )
         tick( s.cmd.msg, s.x.msg, s.w.msg, s.bias.msg )
 
   def line_trace( s ):
-    return ( f"{s.x}{s.w}({s.taken}/{len( s.order )} {s.mfu.line_trace()}|"
+    return ( f"{s.x}{s.w}({s.taken}/{len( s.walk or () )} {s.mfu.line_trace()}|"
              f"{s.acc.line_trace()}|{s.post.line_trace()}){s.out}" )

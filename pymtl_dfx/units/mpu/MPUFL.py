@@ -49,12 +49,20 @@ class MPUFL( Component ):
       return s.active is not None and int( s.active.op ) == C.CONV1D and \
              s.bias_taken < n_tiles()
 
-    @update_once
-    def up_mpu_fl_ports():
+    # x and w are taken together (x.rdy needs w.val and w.rdy x.val); every
+    # other output comes from state only.  Two blocks, so a neighbour whose
+    # w.val depends on our w.rdy (an RTL weight FIFO's one block) forms no
+    # loop with the state outputs; the pairing block is @update, a pure
+    # function pymtl3 may iterate inside such a block-level cycle.
+    @update
+    def up_mpu_fl_pair():
       tiles_left = s.active is not None and s.taken < len( s.order )
-      s.cmd.rdy  @= s.active is None
       s.x.rdy    @= tiles_left & s.w.val
       s.w.rdy    @= tiles_left & s.x.val
+
+    @update_once
+    def up_mpu_fl_ports():
+      s.cmd.rdy  @= s.active is None
       s.bias.rdy @= want_bias()
       s.out.val  @= len( s.outq ) > 0
       if s.outq:

@@ -96,10 +96,20 @@ class RegisterFileManagerCL( Component ):
     s.rf_wr.rdy //= 1
     s.router_wr.rdy //= 1
 
+    # rf_rd.rdy is the only output that depends on an input (rf_rd_resp.rdy:
+    # the one-entry pipe frees as it drains), as at RTL; it has its own
+    # block, so an RTL DMA, whose blocks read our vals and write that rdy,
+    # forms no loop with the rest.  It is @update: pymtl3 may iterate it
+    # inside a block-level cycle of RTL blocks, and it is a pure function.
+    @update
+    def up_rfm_cl_rd_rdy():
+      s.rf_rd.rdy @= ( not s.rd_val ) or s.rf_rd_resp.rdy
+
+    # every other output from state only (the block reads no port, so it is
+    # in no cycle); the msg guards are the state, not the val ports
     @update_once
     def up_rfm_cl_ports():
       # DMA
-      s.rf_rd.rdy @= ( not s.rd_val ) or s.rf_rd_resp.rdy
       s.rf_rd_resp.val @= s.rd_val
       if s.rd_val:
         s.rf_rd_resp.msg @= entry_msg( s.rd_addr )
@@ -107,14 +117,17 @@ class RegisterFileManagerCL( Component ):
       v = s.v
       busy = s.v_state == BUSY
       s.vpu_inst.rdy @= s.v_state == IDLE
-      s.vpu_cmd.val @= busy and v.cmd_pend
-      if s.vpu_cmd.val:
+      cmd_val = busy and v.cmd_pend
+      s.vpu_cmd.val @= cmd_val
+      if cmd_val:
         s.vpu_cmd.msg @= v.cmd
-      s.vpu_a.val @= busy and v.a < v.n_a
-      if s.vpu_a.val:
+      a_val = busy and v.a < v.n_a
+      s.vpu_a.val @= a_val
+      if a_val:
         s.vpu_a.msg @= entry_msg( v.src1 + v.a )
-      s.vpu_b.val @= busy and v.b < v.n_b
-      if s.vpu_b.val:
+      b_val = busy and v.b < v.n_b
+      s.vpu_b.val @= b_val
+      if b_val:
         s.vpu_b.msg @= entry_msg( v.src2 + v.b )
       s.vpu_out.rdy @= busy and v.o < v.n_o
       s.vpu_done.val @= s.v_state == DONE
@@ -122,14 +135,17 @@ class RegisterFileManagerCL( Component ):
       # MPU
       _, st, wr = mpu_views()
       s.mpu_inst.rdy @= s.slots[ s.aptr ] is None
-      s.mpu_cmd.val @= st is not None and not s.cmd_done
-      if s.mpu_cmd.val:
+      cmd_val = st is not None and not s.cmd_done
+      s.mpu_cmd.val @= cmd_val
+      if cmd_val:
         s.mpu_cmd.msg @= st.cmd
-      s.mpu_x.val @= st is not None and s.xk < len( st.order )
-      if s.mpu_x.val:
+      x_val = st is not None and s.xk < len( st.order )
+      s.mpu_x.val @= x_val
+      if x_val:
         s.mpu_x.msg @= st.x[ st.order[ s.xk ] ]
-      s.mpu_bias.val @= st is not None and s.bk < len( st.finish )
-      if s.mpu_bias.val:
+      bias_val = st is not None and s.bk < len( st.finish )
+      s.mpu_bias.val @= bias_val
+      if bias_val:
         s.mpu_bias.msg @= bias_msg( st, s.bk )
       s.mpu_out.rdy @= wr is not None and s.ocnt < wr.n_out
       s.mpu_done.val @= wr is not None and wr.strm and s.ocnt == wr.n_out
@@ -137,11 +153,13 @@ class RegisterFileManagerCL( Component ):
       # router
       r = s.r
       s.router_inst.rdy @= not s.r_busy
-      s.router_cmd.val @= s.r_busy and r.cmd_pend
-      if s.router_cmd.val:
+      cmd_val = s.r_busy and r.cmd_pend
+      s.router_cmd.val @= cmd_val
+      if cmd_val:
         s.router_cmd.msg @= r.cmd
-      s.router_rd.val @= s.r_busy and r.k < len( r.rd )
-      if s.router_rd.val:
+      rd_val = s.r_busy and r.k < len( r.rd )
+      s.router_rd.val @= rd_val
+      if rd_val:
         s.router_rd.msg @= r.rd[ r.k ]
 
     @update_ff

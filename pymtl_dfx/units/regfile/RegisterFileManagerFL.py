@@ -67,10 +67,15 @@ class RegisterFileManagerFL( Component ):
 
     reset_state()
 
+    # always ready, as at CL and RTL: constants, outside the port block
+    s.rf_wr.rdy //= 1
+    s.router_wr.rdy //= 1
+
+    # every output from state only; the msg guards test the state, not our
+    # own val ports (a block reading a port could sit in a block-level cycle
+    # with an RTL neighbour)
     @update_once
     def up_rfm_fl_ports():
-      s.rf_wr.rdy @= 1
-      s.router_wr.rdy @= 1
       s.rf_rd.rdy @= not s.resp
       s.rf_rd_resp.val @= bool( s.resp )
       if s.resp:
@@ -80,26 +85,26 @@ class RegisterFileManagerFL( Component ):
       v, m = s.jobs["vpu"], s.jobs["mpu"]
       s.vpu_inst.rdy @= v is None and not s.done["vpu"]
       s.vpu_cmd.val @= bool( v and v.q["cmd"] )
-      if s.vpu_cmd.val:
+      if v and v.q["cmd"]:
         s.vpu_cmd.msg @= v.q["cmd"][0]
       s.vpu_a.val @= bool( v and v.q["a"] )
-      if s.vpu_a.val:
+      if v and v.q["a"]:
         s.vpu_a.msg @= v.q["a"][0]
       s.vpu_b.val @= bool( v and v.q["b"] )
-      if s.vpu_b.val:
+      if v and v.q["b"]:
         s.vpu_b.msg @= v.q["b"][0]
       s.vpu_out.rdy @= v is not None and len( v.outs ) < v.n_out
       s.vpu_done.val @= s.done["vpu"]
       s.vpu_done.msg @= 1
       s.mpu_inst.rdy @= m is None and not s.done["mpu"]
       s.mpu_cmd.val @= bool( m and m.q["cmd"] )
-      if s.mpu_cmd.val:
+      if m and m.q["cmd"]:
         s.mpu_cmd.msg @= m.q["cmd"][0]
       s.mpu_x.val @= bool( m and m.q["x"] )
-      if s.mpu_x.val:
+      if m and m.q["x"]:
         s.mpu_x.msg @= m.q["x"][0]
       s.mpu_bias.val @= bool( m and m.q["bias"] )
-      if s.mpu_bias.val:
+      if m and m.q["bias"]:
         s.mpu_bias.msg @= m.q["bias"][0]
       s.mpu_out.rdy @= m is not None and len( m.outs ) < m.n_out
       s.mpu_done.val @= s.done["mpu"]

@@ -34,22 +34,43 @@ class RouterCL( Component ):
     def own_ok():
       return s.active and s.own_idx < s.npkts
 
+    # Each output from a block naming only what the RTL's output depends on:
+    # cmd.rdy and done from state; rf_wr.val/msg from ring_recv; ring_recv.rdy
+    # from rf_wr.rdy; ring_send.val/msg from rf_rd (and the forward FIFO);
+    # rf_rd.rdy from ring_send.rdy.  So an RTL link or manager (whose blocks
+    # read our rdy and write our val) forms no loop through unrelated ports;
+    # the input-reading blocks are @update, pure functions pymtl3 may iterate
+    # inside a block-level cycle of RTL blocks.
     @update_once
     def up_router_cl_ports():
       s.cmd.rdy @= not s.active and not s.done_pending
-      s.rf_wr.val @= s.ring_recv.val and recv_ok()
-      if s.rf_wr.val:
-        s.rf_wr.msg @= write_of( cfg, s.base, s.n, s.ring_recv.msg )
-      s.ring_recv.rdy @= recv_ok() and s.rf_wr.rdy
-      fwd = s.fwd.deq_val()
-      s.ring_send.val @= fwd or ( own_ok() and s.rf_rd.val )
-      if fwd:
-        s.ring_send.msg @= s.fwd.head()
-      elif s.ring_send.val:
-        s.ring_send.msg @= own_packet( cfg, core_id, s.own_idx, s.rf_rd.msg )
-      s.rf_rd.rdy @= own_ok() and not fwd and s.ring_send.rdy
       s.done.val @= s.done_pending
       s.done.msg @= 1
+
+    @update
+    def up_router_cl_wr():
+      wr_val = s.ring_recv.val and recv_ok()
+      s.rf_wr.val @= wr_val
+      if wr_val:
+        s.rf_wr.msg @= write_of( cfg, s.base, s.n, s.ring_recv.msg )
+
+    @update
+    def up_router_cl_recv_rdy():
+      s.ring_recv.rdy @= recv_ok() and s.rf_wr.rdy
+
+    @update
+    def up_router_cl_send():
+      fwd = s.fwd.deq_val()
+      send_val = fwd or ( own_ok() and s.rf_rd.val )
+      s.ring_send.val @= send_val
+      if fwd:
+        s.ring_send.msg @= s.fwd.head()
+      elif send_val:
+        s.ring_send.msg @= own_packet( cfg, core_id, s.own_idx, s.rf_rd.msg )
+
+    @update
+    def up_router_cl_rd_rdy():
+      s.rf_rd.rdy @= own_ok() and not s.fwd.deq_val() and s.ring_send.rdy
 
     @update_ff
     def up_router_cl_state():

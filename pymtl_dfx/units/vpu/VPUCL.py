@@ -40,12 +40,25 @@ class VPUCL( Component ):
     s.Vec = declare_ports( s, d )
     s.reset_state()
 
+    # out from state only, as at RTL; cmd.rdy, a.rdy and b.rdy depend on
+    # a.val, b.val and out.rdy (an issue needs its operands and room).  Two
+    # blocks, so an RTL manager (whose blocks read our rdy and write our val)
+    # forms no loop with out; the handshake block is @update, a pure
+    # function pymtl3 may iterate inside such a block-level cycle
+    # (`_advance` decides again from the ports' final values).
     @update_once
+    def up_vpu_cl_out():
+      ew_head, acc_head = s.ew_pipe.head(), s.acc_pipe.head()
+      acc_out_val = acc_head is not None and acc_head[1]
+      s.out.val @= ew_head is not None or acc_out_val
+      if ew_head is not None:
+        s.out.msg @= ew_head
+      elif acc_out_val:
+        s.out.msg @= s.Vec( [ FP16( acc_head[0] ) ] + [ FP16( 0 ) ] * ( s.d - 1 ) )
+
+    @update
     def up_vpu_cl_comb():
-      now = s._decide( s.cmd.val, s.a.val, s.b.val, s.out.rdy )
-      s.out.val @= now.out_val
-      if now.out_val:
-        s.out.msg @= now.out_msg
+      now = s._decide( False, s.a.val, s.b.val, s.out.rdy )   # cmd.val: no rdy needs it
       s.cmd.rdy @= now.cmd_rdy
       s.a.rdy @= now.issue
       s.b.rdy @= now.issue & now.need_b
@@ -75,10 +88,6 @@ class VPUCL( Component ):
     ew_head, acc_head = s.ew_pipe.head(), s.acc_pipe.head()
     acc_out_val = acc_head is not None and acc_head[1]
     now.out_val = ew_head is not None or acc_out_val
-    if ew_head is not None:
-      now.out_msg = ew_head
-    elif acc_out_val:
-      now.out_msg = s.Vec( [ FP16( acc_head[0] ) ] + [ FP16( 0 ) ] * ( s.d - 1 ) )
     now.ew_done = ew_head is not None and out_rdy
     now.red_done = acc_out_val and out_rdy
     # accumulator
