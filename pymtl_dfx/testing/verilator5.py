@@ -1,4 +1,5 @@
-"""Two fixes that make pymtl3 3.1.17's Verilator import work with Verilator 5.
+"""Two fixes that make pymtl3 3.1.17's Verilator import work with Verilator 5,
+and a faster C++ build.
 
 1. Verilator 5 escapes a double underscore in the top module name
    (`Adder__nbits_16` -> `VAdder___05Fnbits_16`), so pymtl3 cannot find its
@@ -7,7 +8,16 @@
 2. pymtl3 #includes Verilator's runtime sources into one translation unit;
    with --trace (VCD) they clash.  `apply()` makes the import compile them
    as separate files.
+3. pymtl3 compiles every Verilated file in one g++ call at -O0, so a large
+   model builds on one core and runs slowly (at -O0 every array index and
+   wide-word access is a function call).  `apply()` makes the import build
+   through a generated makefile instead: one object per file, `jobs()` in
+   parallel, the per-cycle ("fast") files at `opt_level()` (-O1 unless
+   DFX_VL_OPT says otherwise), the run-once files (constructor, initial
+   values, settle, symbol table) at -O0, then one link.
 """
+
+import os
 
 from pymtl3.passes.backends.verilog import VerilogTranslationPass
 from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportConfigs import (
@@ -17,6 +27,7 @@ from pymtl3.passes.backends.verilog.util.utility import get_component_unique_nam
 from pymtl3.passes.rtlir import RTLIRGetter
 
 _applied = False
+_pymtl_vl_cmd = VerilogVerilatorImportConfigs.create_vl_cmd
 
 
 def _separate_c_src_files( cfg ):
@@ -33,10 +44,69 @@ def _separate_c_src_files( cfg ):
   return srcs
 
 
+def opt_level():
+  """g++ optimisation of the per-cycle code: DFX_VL_OPT (e.g. -O0, -O2)."""
+  return os.environ.get( "DFX_VL_OPT", "-O1" )
+
+
+def jobs():
+  """Parallel compiles of one model: DFX_VL_JOBS, else the CPU count."""
+  return int( os.environ.get( "DFX_VL_JOBS", 0 ) ) or os.cpu_count() or 1
+
+
+def verilator_flags():
+  """Flags added to pymtl3's `verilator --cc` (DFX_VL_FLAGS; none by
+  default).  -fno-inline would cut the 1-core appliance's generated C++
+  from 89 MB to 28 MB (the ROM tables' initial values are repeated per
+  inlined lane), but Verilator 5.006 then emits C++ that does not compile
+  (a trigger on an unpacked-array port of a DMA reader, `.neq` on a C
+  array), and its code is still one function per instance."""
+  return os.environ.get( "DFX_VL_FLAGS", "" )
+
+
+def _vl_cmd_with_flags( cfg ):
+  return f"{_pymtl_vl_cmd( cfg )} {verilator_flags()}".strip()
+
+
+def _slow_files( cfg ):
+  """The sources pymtl3 lists that run once (Verilator's *_SLOW classes)."""
+  top, mk_dir = cfg.translated_top_module, cfg.vl_mk_dir
+  with open( f"{mk_dir}/V{top}_classes.mk" ) as class_mk:
+    lines = class_mk.readlines()
+  return set( cfg._get_srcs_from_vl_class_mk( lines, mk_dir, "VM_CLASSES_SLOW" ) +
+              cfg._get_srcs_from_vl_class_mk( lines, mk_dir, "VM_SUPPORT_SLOW" ) +
+              cfg._get_srcs_from_vl_class_mk( lines, cfg.vl_include_dir, "VM_GLOBAL_SLOW" ) )
+
+
+def _parallel_cc_cmd( cfg ):
+  """A `make -jN` over a generated makefile: each source its own object."""
+  includes = " ".join( "-I" + p for p in cfg._get_all_includes() if p )   # sets vl_include_dir
+  srcs = _separate_c_src_files( cfg )
+  slow = _slow_files( cfg )
+  out = cfg.get_shared_lib_path()
+  obj_dir = f"{cfg.vl_mk_dir}/pic"
+  extra = cfg.c_flags if not cfg.is_default( "c_flags" ) else ""
+  common = f"-fPIC -fno-gnu-unique {includes} {extra}".strip()
+  objs, rules = [], []
+  for src in srcs:
+    obj = f"{obj_dir}/{os.path.basename( src )[:-4]}.o"
+    opt = "-O0" if src in slow else opt_level()
+    objs.append( obj )
+    rules.append( f"{obj}: {src}\n\t@mkdir -p {obj_dir}\n\tg++ {opt} {common} -c -o $@ $<\n" )
+  mk = f"{cfg.vl_mk_dir}/pymtl_dfx_build.mk"
+  with open( mk, "w" ) as f:
+    f.write( f"{out}: {' '.join( objs )}\n"
+             f"\tg++ -shared -fPIC {cfg.ld_flags} -o $@ $^ {cfg.ld_libs}\n\n" )
+    f.write( "\n".join( rules ) )
+  return f"make -s -j{jobs()} -f {mk}"
+
+
 def apply():
   global _applied
   if not _applied:
     VerilogVerilatorImportConfigs._get_c_src_files = _separate_c_src_files
+    VerilogVerilatorImportConfigs.create_cc_cmd = _parallel_cc_cmd
+    VerilogVerilatorImportConfigs.create_vl_cmd = _vl_cmd_with_flags
     _applied = True
 
 
