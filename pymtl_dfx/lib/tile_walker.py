@@ -15,6 +15,8 @@ no multiplier is needed.
   step         move to the next tile (ignored after the last)
   r, c, pos, gi  the current tile: row chunk, column tile, position in the
                band (its partial-sum entry) and grid index
+  r_first      r is the first row chunk (0)
+  r_last       r is the last row chunk (n_r - 1)
   last         the current tile is the last of the walk
   nxt_gi       the grid index the next `step` moves to (so a user can
                address the next tile in the same cycle it steps)
@@ -43,6 +45,8 @@ class TileWalkerRTL( Component ):
     s.gi     = OutPort( T )
     s.last   = OutPort()
     s.nxt_gi = OutPort( T )
+    s.r_first = OutPort()
+    s.r_last  = OutPort()
 
     s.nr     = Wire( T )
     s.nc     = Wire( T )
@@ -71,7 +75,9 @@ class TileWalkerRTL( Component ):
         s.pos @= s.k
       s.c @= s.b0 + s.pos
       s.row_end @= s.k + 1 == s.bw
-      s.band_end @= s.row_end & ( s.r_r + 1 == s.nr )
+      s.r_first @= s.r_r == 0
+      s.r_last @= s.r_r + 1 == s.nr
+      s.band_end @= s.row_end & s.r_last
       s.next_b0 @= s.b0 + s.band
       s.last @= s.band_end & ( s.next_b0 >= s.nc )
       if ~s.row_end:
@@ -128,16 +134,34 @@ class TileWalkerRTL( Component ):
 
 
 class TileWalkerCL:
-  """`TileWalkerRTL` on Python values: the tiles' grid indices in walk
-  order, from `tiling.tile_walk` (a helper object, like `FifoCL`)."""
+  """`TileWalkerRTL` on Python values: the tiles in walk order, from
+  `tiling.tile_walk` (a helper object, like `FifoCL`): (r, c), grid index,
+  position in the band and first/last row chunk flags."""
 
-  def __init__( s, n_r, n_c, cmajor, psum_entries ):
-    band = max( 1, min( n_c, psum_entries ) )
-    s.gis = [ grid_index( r, c, n_r, n_c, cmajor ) for r, c in tile_walk( n_r, n_c, band ) ]
+  def __init__( s, n_r, n_c, cmajor=0, psum_entries=1 ):
+    s.n_r = n_r
+    s.band = band = max( 1, min( n_c, psum_entries ) )
+    s.tiles = list( tile_walk( n_r, n_c, band ) )
+    s.gis = [ grid_index( r, c, n_r, n_c, cmajor ) for r, c in s.tiles ]
     s.i = 0
+
+  def __len__( s ):
+    return len( s.tiles )
 
   def gi( s, ahead=0 ):
     return s.gis[ s.i + ahead ]
+
+  def rc( s, ahead=0 ):
+    return s.tiles[ s.i + ahead ]
+
+  def pos( s, ahead=0 ):
+    return s.tiles[ s.i + ahead ][1] % s.band
+
+  def r_first( s, ahead=0 ):
+    return s.tiles[ s.i + ahead ][0] == 0
+
+  def r_last( s, ahead=0 ):
+    return s.tiles[ s.i + ahead ][0] == s.n_r - 1
 
   def last( s ):
     return s.i + 1 >= len( s.gis )

@@ -1,5 +1,6 @@
-"""TileWalkerRTL walks every grid like `tiling.tile_walk` (r, c, grid index,
-last, and the next grid index), row- and column-major, one and many bands;
+"""TileWalkerRTL and TileWalkerCL walk every grid like `tiling.tile_walk` (r,
+c, position in the band, first/last row chunk, grid index, last, and the
+next grid index), row- and column-major, one and many bands;
 under --test-verilog in Verilator."""
 
 import pytest
@@ -49,6 +50,10 @@ def test_walker_follows_tile_walk( psum_entries, cmdline_opts ):
         th.sim_eval_combinational()
         where = f"grid {n_r}x{n_c} cmajor={cmajor} band={band} tile {i}"
         assert ( int( w.r ), int( w.c ), int( w.gi ) ) == ( r, c, gis[i] ), where
+        assert int( w.pos ) == c % band, where
+        assert ( int( w.r_first ), int( w.r_last ) ) == ( r == 0, r == n_r - 1 ), where
+        assert cl.rc() == ( r, c ) and cl.pos() == c % band, where
+        assert ( cl.r_first(), cl.r_last() ) == ( r == 0, r == n_r - 1 ), where
         assert int( w.last ) == ( i == len( walk ) - 1 ), where
         if i + 1 < len( walk ):
           assert int( w.nxt_gi ) == gis[ i + 1 ], where

@@ -2,7 +2,8 @@
 on Python values, so every message leaves in the RTL's cycle.
 
 Values come from `golden` (numerics), one stage's piece at a time; the
-control follows `MPUSeqRTL`/`MPURTL` decision by decision.
+control follows `MPUSeqRTL`/`MPURTL` decision by decision, the tile order
+from a `TileWalkerCL` (`tiling.tile_walk`, as the RTL's `TileWalkerRTL`).
 """
 
 import numpy as np
@@ -11,9 +12,9 @@ from pymtl3 import *
 from ...compiler.tiling import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
+from ...lib.tile_walker import TileWalkerCL
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
 from .ports import declare_ports
-from .streams import order_of
 
 F16 = np.float16
 
@@ -35,7 +36,7 @@ class MPUCL( Component ):
     def reset_state():
       s.cur = None
       s.active = s.issuing = s.max_pending = False
-      s.order, s.n_c, s.band = (), 0, 1
+      s.walk, s.n_c = None, 0
       s.taken = s.outs = 0
       s.maxv = None
       s.psum = {}
@@ -88,10 +89,8 @@ class MPUCL( Component ):
         s.cur = cmd_msg.clone()
         s.active = s.issuing = True
         s.max_pending = False
-        s.order = order_of( s.cur, cfg )
-        s.n_r = ceil_div( int( s.cur.rows ), d )
         s.n_c = ceil_div( int( s.cur.cols ), l )
-        s.band = min( s.n_c, cfg.psum_entries )
+        s.walk = TileWalkerCL( ceil_div( int( s.cur.rows ), d ), s.n_c, 0, cfg.psum_entries )
         s.taken = s.outs = 0
         s.maxv = None
         return
@@ -106,12 +105,14 @@ class MPUCL( Component ):
         acc_new = _Tile( m.entry, m.first, m.last, m.tile,
                          accumulate( None if m.first else s.psum[ m.entry ], m.s ) )
       if g["issue"]:
-        r, c = s.order[ s.taken ]
-        mfu_new = _Tile( c % s.band, r == 0, r == s.n_r - 1, c,
+        w = s.walk
+        r, c = w.rc()
+        mfu_new = _Tile( w.pos(), w.r_first(), w.r_last(), c,
                          tile_sums( to_array( x_msg.v ), to_array( w_msg.v ),
                                     int( s.cur.rows ) - r * d ) )
         s.taken += 1
-        s.issuing = s.taken < len( s.order )
+        s.issuing = not w.last()
+        w.step()
       if g["psum_write"]:
         head = s.acc.head()
         s.psum[ head.entry ] = head.s
@@ -164,5 +165,5 @@ class MPUCL( Component ):
         tick( s.cmd.msg, s.x.msg, s.w.msg, s.bias.msg )
 
   def line_trace( s ):
-    return ( f"{s.x}{s.w}({s.taken}/{len( s.order )} {s.mfu.line_trace()}|"
+    return ( f"{s.x}{s.w}({s.taken}/{len( s.walk or () )} {s.mfu.line_trace()}|"
              f"{s.acc.line_trace()}|{s.post.line_trace()}){s.out}" )

@@ -1,16 +1,19 @@
 """The MPU's control: the command register, the tile traversal and the
 output count.
 
-The traversal is `compiler.tiling.tile_order` as counters: bands of
-`band` column tiles; within a band, row chunks in ascending order; across
-the band left to right on even row chunks and right to left on odd ones.
-A tile's partial-sum entry is its position in the band.
+The traversal is `compiler.tiling.tile_order`, walked by a
+`lib.tile_walker.TileWalkerRTL` (the one hardware definition of the order,
+shared with the DMA and the register file manager): bands of `band` column
+tiles; within a band, row chunks in ascending order; across the band left to
+right on even row chunks and right to left on odd ones.  A tile's
+partial-sum entry is its position in the band.
 """
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL
 
 from ...isa import PostOp
+from ...lib.tile_walker import TileWalkerRTL
 from .msgs import Elems, MPUCmd
 
 
@@ -42,39 +45,34 @@ class MPUSeqRTL( Component ):
 
     s.active  = Wire()
     s.issuing = Wire()
-    s.n_r     = Wire( Elems )
     s.n_c     = Wire( Elems )
-    s.band    = Wire( Elems )
-    s.b0      = Wire( Elems )        # first column tile of the band
-    s.bw      = Wire( Elems )        # tiles in this band
-    s.r       = Wire( Elems )
-    s.rbase   = Wire( Elems )        # r * d
-    s.k       = Wire( Elems )        # position in the band, in traversal order
     s.outs    = Wire( Elems )
-    s.pos     = Wire( Elems )        # column position in the band
+
+    # the tile order: started by the command, stepped by each issue
+    s.walk = TileWalkerRTL( Elems.nbits, psum_entries )
+    s.walk.start //= s.cmd_fire
+    s.walk.step //= s.issue_fire
+    s.walk.cmajor //= 0
 
     s.next_n_c  = Wire( Elems )
-    s.next_band = Wire( Elems )
 
     @update
     def up_seq_comb():
       s.cmd.rdy @= ~s.active
       s.cmd_fire @= s.cmd.val & ~s.active
       s.issue_val @= s.active & s.issuing
-      if s.r[0]:
-        s.pos @= s.bw - 1 - s.k
-      else:
-        s.pos @= s.k
-      s.entry @= trunc( s.pos, Entry )
-      s.tile @= s.b0 + s.pos
-      s.first @= s.r == 0
-      s.last @= s.r == s.n_r - 1
-      s.rows_left @= s.cur.rows - s.rbase
+      s.entry @= trunc( s.walk.pos, Entry )
+      s.tile @= s.walk.c
+      s.first @= s.walk.r_first
+      s.last @= s.walk.r_last
+      s.rows_left @= s.cur.rows - ( s.walk.r << log2_d )
+
+    # the next command's grid, in a block apart from the walker's outputs
+    @update
+    def up_seq_grid():
       s.next_n_c @= ( s.cmd.msg.cols + ( l - 1 ) ) >> log2_l
-      if s.next_n_c < psum_entries:
-        s.next_band @= s.next_n_c
-      else:
-        s.next_band @= psum_entries
+      s.walk.n_r @= ( s.cmd.msg.rows + ( d - 1 ) ) >> log2_d
+      s.walk.n_c @= s.next_n_c
 
     @update_ff
     def up_seq_state():
@@ -87,32 +85,11 @@ class MPUSeqRTL( Component ):
         s.active <<= 1
         s.issuing <<= 1
         s.max_pending <<= 0
-        s.n_r <<= ( s.cmd.msg.rows + ( d - 1 ) ) >> log2_d
         s.n_c <<= s.next_n_c
-        s.band <<= s.next_band
-        s.b0 <<= 0
-        s.bw <<= s.next_band
-        s.r <<= 0
-        s.rbase <<= 0
-        s.k <<= 0
         s.outs <<= 0
       else:
-        if s.issue_fire:
-          if s.k + 1 < s.bw:
-            s.k <<= s.k + 1
-          else:
-            s.k <<= 0
-            if s.r + 1 < s.n_r:
-              s.r <<= s.r + 1
-              s.rbase <<= s.rbase + d
-            else:
-              s.r <<= 0
-              s.rbase <<= 0
-              s.b0 <<= s.b0 + s.band
-              if s.b0 + s.band >= s.n_c:
-                s.issuing <<= 0
-              elif s.n_c - ( s.b0 + s.band ) < s.band:
-                s.bw <<= s.n_c - ( s.b0 + s.band )
+        if s.issue_fire & s.walk.last:
+          s.issuing <<= 0
         if s.out_fire:
           s.outs <<= s.outs + 1
           if s.outs + 1 == s.n_c:
@@ -127,4 +104,4 @@ class MPUSeqRTL( Component ):
   def line_trace( s ):
     if not s.active:
       return "idle "
-    return f"r{int(s.r)}k{int(s.k)}o{int(s.outs)}"
+    return f"r{int(s.walk.r)}p{int(s.walk.pos)}o{int(s.outs)}"

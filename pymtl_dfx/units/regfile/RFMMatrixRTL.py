@@ -12,7 +12,11 @@ turn; three pointers walk the slots in the same order:
   stream  (sptr)  a collected slot: mpu_cmd once; mpu_x = x buffer entry r
                   for each tile of `order_of` (bands of `band_width` column
                   tiles; row chunks ascending; a chunk repeated once per tile
-                  of the band); CONV1D: mpu_bias = the bias register's
+                  of the band), r from a `lib.tile_walker.TileWalkerRTL` (the
+                  tile order's one hardware definition, as in the DMA and the
+                  MPU), restarted on the slot's grid until its first x goes
+                  and on the next slot's as the slot is streamed;
+                  CONV1D: mpu_bias = the bias register's
                   elements [c*l, (c+1)*l) for each tile c of `finish_order`
                   (the last row chunk's direction), lanes >= cols +0.  The
                   cycle after all of them are out the slot is streamed.
@@ -36,6 +40,7 @@ from ...isa.formats import MatrixInst
 from ..control.msgs import DoneMsg, InstMsg
 from ..fpu.msgs import FP16, mk_fp16_vec
 from ..mpu.msgs import MPUCmd, mk_mpu_types
+from ...lib.tile_walker import TileWalkerRTL
 from .ports import x_buffer_entries
 from .RFMVectorRTL import slice_fields
 from .RFStorageRTL import storage_types
@@ -101,7 +106,7 @@ class RFMMatrixRTL( Component ):
     s.aptr, s.cptr, s.sptr, s.wptr = Wire(), Wire(), Wire(), Wire()
     s.ccnt = Wire( Cnt )
     s.cmd_done = Wire()
-    s.xb0, s.xr, s.xk, s.x_fin = Wire( Cnt ), Wire( Cnt ), Wire( Cnt ), Wire()
+    s.x_fin = Wire()
     s.bb0, s.bk, s.b_fin = Wire( Cnt ), Wire( Cnt ), Wire()
     s.ocnt = Wire( Cnt )
 
@@ -113,7 +118,7 @@ class RFMMatrixRTL( Component ):
     # streamer
     s.s_go, s.s_finish = Wire(), Wire()
     s.s_nr, s.s_nc, s.s_band = Wire( Cnt ), Wire( Cnt ), Wire( Cnt )
-    s.x_bs, s.x_last_k, s.x_last_r, s.x_last_b = Wire( Cnt ), Wire(), Wire(), Wire()
+    s.xw_slot = Wire()
     s.b_bs, s.b_last_k, s.b_last_b = Wire( Cnt ), Wire(), Wire()
     s.b_col, s.b_lo = Wire( Cnt ), Wire( Cnt )
     s.s_cols = Wire( Cnt )
@@ -136,6 +141,10 @@ class RFMMatrixRTL( Component ):
       s.col_addr @= s.src1[ s.cptr ] + s.ccnt[ 0:AB ]
       s.c_idx @= concat( s.cptr, s.ccnt[ 0:LOGXB ] )
 
+    # the x replay's tile order
+    s.xw = TileWalkerRTL( Cnt.nbits, cfg.psum_entries )
+    s.xw.cmajor //= 0
+
     @update
     def up_mat_stream():
       s.s_go @= s.coll[ s.sptr ] & ~s.strm[ s.sptr ]
@@ -150,16 +159,8 @@ class RFMMatrixRTL( Component ):
       s.cmd.msg.cols @= s.cols[ s.sptr ]
       s.cmd.msg.mask @= s.mask[ s.sptr ]
       s.cmd.msg.scale @= s.scale[ s.sptr ]
-      # x: chunk xr, once per tile of the band starting at column tile xb0
-      if s.s_nc - s.xb0 < s.s_band:
-        s.x_bs @= s.s_nc - s.xb0
-      else:
-        s.x_bs @= s.s_band
-      s.x_last_k @= s.xk + 1 == s.x_bs
-      s.x_last_r @= s.xr + 1 == s.s_nr
-      s.x_last_b @= s.xb0 + s.s_band >= s.s_nc
+      # x: chunk r of the walker's tile
       s.x.val @= s.s_go & ~s.x_fin
-      s.x.msg @= s.xbuf[ concat( s.sptr, s.xr[ 0:LOGXB ] ) ]
       # bias: the band's tiles in the last row chunk's direction
       if s.s_nc - s.bb0 < s.s_band:
         s.b_bs @= s.s_nc - s.bb0
@@ -175,6 +176,25 @@ class RFMMatrixRTL( Component ):
       s.b_addr @= ( zext( s.bias_e[ s.sptr ], FB ) << LOGD ) + s.b_lo[ 0:FB ]
       s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
       s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
+
+    # the walker starts (at tile (0, 0)) on the grid of the slot that
+    # streams next cycle while no x of this slot has gone: every cycle the
+    # slot is not streaming, and as it finishes (then the next slot's)
+    @update
+    def up_mat_xwalk():
+      s.xw_slot @= s.sptr ^ s.s_finish
+      s.xw.start @= s.s_finish | ~s.s_go
+      s.xw.n_r @= s.n_r[ s.xw_slot ]
+      s.xw.n_c @= s.n_c[ s.xw_slot ]
+
+    @update
+    def up_mat_xstep():
+      s.xw.step @= s.x.val & s.x.rdy
+
+    # apart from up_mat_stream: the walker's outputs depend on its inputs
+    @update
+    def up_mat_x_msg():
+      s.x.msg @= s.xbuf[ concat( s.sptr, s.xw.r[ 0:LOGXB ] ) ]
 
     # its own block: the storage reads b_data from b_addr in between
     @update
@@ -221,9 +241,6 @@ class RFMMatrixRTL( Component ):
         s.ccnt <<= 0
         s.ocnt <<= 0
         s.cmd_done <<= 0
-        s.xb0 <<= 0
-        s.xr <<= 0
-        s.xk <<= 0
         s.x_fin <<= 0
         s.bb0 <<= 0
         s.bk <<= 0
@@ -247,18 +264,8 @@ class RFMMatrixRTL( Component ):
         if s.cmd.val & s.cmd.rdy:
           s.cmd_done <<= 1
           s.started[ s.sptr ] <<= 1
-        if s.x.val & s.x.rdy:
-          if s.x_last_k:
-            s.xk <<= 0
-            if s.x_last_r:
-              s.xr <<= 0
-              s.xb0 <<= s.xb0 + s.s_band
-              if s.x_last_b:
-                s.x_fin <<= 1
-            else:
-              s.xr <<= s.xr + 1
-          else:
-            s.xk <<= s.xk + 1
+        if s.x.val & s.x.rdy & s.xw.last:
+          s.x_fin <<= 1
         if s.bias.val & s.bias.rdy:
           if s.b_last_k:
             s.bk <<= 0
@@ -271,9 +278,6 @@ class RFMMatrixRTL( Component ):
           s.strm[ s.sptr ] <<= 1
           s.sptr <<= ~s.sptr
           s.cmd_done <<= 0
-          s.xb0 <<= 0
-          s.xr <<= 0
-          s.xk <<= 0
           s.x_fin <<= 0
           s.bb0 <<= 0
           s.bk <<= 0
