@@ -18,6 +18,8 @@ core from CL to RTL must not change the core's cycles: asserted for every
 RTL swap below.  FL units are untimed (values only).
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -27,6 +29,17 @@ from pymtl_dfx.testing.core_mixing import elaborate_core, run_layer
 # elaborating the Python RTL MPU and VPU takes about a minute each; the
 # all-RTL-but-one mixes below pay for both
 RTL_BUT = ( "dma", "rfm", "hbm" )
+
+# make test runs the cases that take seconds; DFX_MIXING_FULL=1 adds those
+# that take minutes in pymtl3's Python simulation (elaborating the RTL MPU or
+# VPU, a layer on the RTL memories) - about 20 minutes more on 2 cores
+SLOW = pytest.mark.skipif( not os.environ.get( "DFX_MIXING_FULL" ),
+                           reason="minutes of Python RTL; DFX_MIXING_FULL=1 runs it" )
+SLOW_RTL = ( "mpu", "vpu" )
+
+
+def units( names, slow ):
+  return [ pytest.param( u, marks=SLOW ) if u in slow else u for u in names ]
 
 
 @pytest.fixture( autouse=True )
@@ -38,6 +51,8 @@ def _python_only( cmdline_opts ):
 @pytest.mark.parametrize( "level", [ "fl", "rtl" ] )
 @pytest.mark.parametrize( "unit", UNIT_NAMES )
 def test_one_unit_in_a_cl_core_schedules( unit, level ):
+  if level == "rtl" and unit in SLOW_RTL and not os.environ.get( "DFX_MIXING_FULL" ):
+    pytest.skip( "elaborating the Python RTL MPU/VPU takes a minute; DFX_MIXING_FULL=1 runs it" )
   core = elaborate_core( { unit: level }, "cl" )
   assert core.levels[ unit ] == level
 
@@ -46,7 +61,7 @@ def test_cl_core_schedules():
   elaborate_core( None, "cl" )
 
 
-@pytest.mark.parametrize( "unit", UNIT_NAMES )
+@pytest.mark.parametrize( "unit", units( UNIT_NAMES, SLOW_RTL ) )
 def test_one_rtl_unit_in_an_fl_core_schedules( unit ):
   elaborate_core( { unit: "rtl" }, "fl" )
 
@@ -56,7 +71,7 @@ def test_one_cl_unit_in_an_fl_core_schedules( unit ):
   elaborate_core( { unit: "cl" }, "fl" )
 
 
-@pytest.mark.parametrize( "unit", RTL_BUT )
+@pytest.mark.parametrize( "unit", units( RTL_BUT, RTL_BUT ) )
 def test_one_cl_unit_in_an_rtl_core_schedules( unit ):
   elaborate_core( { unit: "cl" }, "rtl" )
 
@@ -79,7 +94,8 @@ def _same( r, want ):
 
 
 # the RTL memories in pymtl3's Python simulation take a few minutes each
-@pytest.mark.parametrize( "unit", [ "ctrl", "wfifo", "router", "ddr", "hbm" ] )
+@pytest.mark.parametrize( "unit", units( [ "ctrl", "wfifo", "router", "ddr", "hbm" ],
+                                         ( "ddr", "hbm" ) ) )
 def test_layer_with_an_rtl_unit_in_a_cl_core( unit ):
   want = cl_layer()
   r = run_layer( { unit: "rtl" } )
@@ -88,7 +104,8 @@ def test_layer_with_an_rtl_unit_in_a_cl_core( unit ):
     f"RTL {unit}: {r['cycles']} cycles, CL {want['cycles']} (a CL unit and its RTL must agree)"
 
 
-@pytest.mark.parametrize( "unit", [ u for u in UNIT_NAMES if u != "wfifo" ] )
+@pytest.mark.parametrize( "unit", units( [ u for u in UNIT_NAMES if u != "wfifo" ],
+                                         ( "router", "hbm", "ddr", "rfm" ) ) )
 def test_layer_with_an_fl_unit_in_a_cl_core( unit ):
   # an FL control unit brings the unbounded FL weight FIFO (resolve_levels)
   _same( run_layer( { unit: "fl" } ), cl_layer() )
