@@ -16,7 +16,7 @@ from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
 from pymtl_dfx.isa import Kind
 
 
-def run_both( weights16, dfx, cores, prompt, n_new, level="fl" ):
+def run_both( weights16, dfx, cores, prompt, n_new, level="func" ):
   host = Host( compile_model( weights16, dfx, cores, max_tokens=len( prompt ) + n_new ), level )
   got = host.generate( prompt, n_new )
   ref = DFXForward( weights16, dfx )
