@@ -234,7 +234,11 @@ def test_closed_pipe_is_silent():
 
 @pytest.mark.skipif( sys.platform == "win32", reason="SIGINT" )
 def test_ctrl_c_prints_one_line():
-  p = _dfx( "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "100" )
+  # the cycle-level appliance: seconds per step, so the signal always lands
+  # mid-generation (the functional one can finish 100 tokens first)
+  p = _dfx( "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "100",
+            "--level", "cl", "--set", "d=32", "--set", "l=8", "--set", "hbm_channels=4",
+            "--set", "vreg_entries=512", "--set", "mreg_entries=32", "--set", "psum_entries=16" )
   p.stdout.read( 1 )        # the prompt: generation has started
   p.send_signal( signal.SIGINT )
   out, err = p.communicate( timeout=120 )

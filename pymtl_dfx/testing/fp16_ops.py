@@ -128,3 +128,11 @@ def run_fp16_op( op, level, cmdline_opts, operands, seed=0, max_delay=0, latency
     sinks={ "send": ( F.FP16, [ F.FP16( int( w ) ) for w in want ] ) },
     level=level, cmdline_opts=cmdline_opts, max_delay=max_delay, seed=seed,
     describe=repr )
+
+
+def random_fp16( rng, n ):
+  """Mostly normal values, some specials and subnormals."""
+  x = ( rng.standard_normal( n ) * 4 ).astype( np.float16 )
+  special = rng.random( n ) < 0.05
+  x[ special ] = numerics.from_bits( rng.integers( 0, 1 << 16, special.sum() ).astype( np.uint16 ) )
+  return x

@@ -2,8 +2,6 @@
 
 import numpy as np
 import pytest
-from pymtl3 import *
-from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
@@ -12,28 +10,12 @@ from pymtl_dfx.testing import run_stream_test
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.funcsim.RouterFunc import RouterFunc
+from pymtl_dfx.testing.funcsim_ring import Ring
 
 # the instruction-level functional units (pymtl_dfx.funcsim): untimed, one level
 pytestmark = pytest.mark.no_verilog
 
 F16 = np.float16
-
-
-class Ring( Component ):
-  """n routers on a ring, each with its own instruction / done ports."""
-
-  def construct( s, Router, cfg, rfs ):
-    n = len( rfs )
-    s.routers = [ Router( cfg, rf, i, n ) for i, rf in enumerate( rfs ) ]
-    for i in range( n ):
-      setattr( s, f"recv{i}", RecvIfcRTL( InstMsg ) )
-      setattr( s, f"send{i}", SendIfcRTL( DoneMsg ) )
-      connect( getattr( s, f"recv{i}" ), s.routers[i].recv )
-      connect( s.routers[i].send, getattr( s, f"send{i}" ) )
-      connect( s.routers[i].ring_send, s.routers[ ( i + 1 ) % n ].ring_recv )
-
-  def line_trace( s ):
-    return " ".join( r.line_trace() for r in s.routers )
 
 
 @pytest.mark.parametrize( "cores", [ 1, 2, 3, 4 ] )

@@ -5,6 +5,7 @@ import pytest
 
 from pymtl_dfx import numerics as N
 from pymtl_dfx.isa import ComputeOp as C, make
+from pymtl_dfx.testing.fp16_ops import random_fp16
 from pymtl_dfx.testing.units import run_instructions
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.funcsim.VPUFunc import VPUFunc
@@ -18,14 +19,6 @@ UNARY = { C.RECIP: N.recip, C.RSQRT: N.rsqrt, C.EXP: N.exp, C.INVPOW2: N.inv_pow
 BINARY = { C.ADD: N.add, C.SUB: N.sub, C.MUL: N.mul }
 REDUCE = { C.ACCUM: None, C.REDMAX: N.reduce_max,
            C.REDMAXABS: lambda a: N.reduce_max( np.abs( a ) ) }
-
-
-def random_fp16( rng, n ):
-  """Mostly normal values, some specials and subnormals."""
-  x = ( rng.standard_normal( n ) * 4 ).astype( F16 )
-  special = rng.random( n ) < 0.05
-  x[ special ] = N.from_bits( rng.integers( 0, 1 << 16, special.sum() ).astype( np.uint16 ) )
-  return x
 
 
 def make_vpu( d ):

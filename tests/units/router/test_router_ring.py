@@ -16,7 +16,7 @@ from pymtl_dfx.funcsim.RouterFunc import RouterFunc
 from pymtl_dfx.testing.router_ring import run_ring
 from pymtl_dfx.units.router.streams import expected_writes, mk_router_types
 
-from test_router import Ring  # RouterFunc cores on a ring: the reference
+from pymtl_dfx.testing.funcsim_ring import Ring  # RouterFunc cores on a ring: the reference
 
 F16 = np.float16
 CFG = DFXConfig( d=64, l=16, ring_latency_ns=20 )     # 4-cycle links, 31.25 words/cycle

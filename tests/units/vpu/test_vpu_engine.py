@@ -27,7 +27,7 @@ from pymtl_dfx.units.vpu.VPUCL import VPUCL
 from pymtl_dfx.units.vpu.VPUFL import VPUFL
 from pymtl_dfx.units.vpu.VPURTL import VPURTL
 
-from test_vpu import random_fp16  # the same stimulus as the instruction-level tests
+from pymtl_dfx.testing.fp16_ops import random_fp16  # the same stimulus as the instruction-level tests
 
 F16 = np.float16
 VPU_OPS = [ op for op in C if op.on_vpu ]
