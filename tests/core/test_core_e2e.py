@@ -25,7 +25,8 @@ two row chunks.
 Verilator builds beyond 1 core (the whole appliance on 2 and 4 cores, and
 the mixed cases on 2 and 4 cores) take longer than `make test`'s budget on
 a 2-core machine (docs/core.md has the measured times): they run with
-DFX_CORE_E2E_FULL=1.
+DFX_CORE_E2E_FULL=1, as do mixed_mpu, mixed_vpu and the Verilated long
+context (make test runs rtl and mixed on 1 core in Verilator).
 """
 
 import functools
@@ -132,6 +133,9 @@ def test_generate_on_cores( case, cores, cmdline_opts ):
   if case in ( "mixed_mpu", "mixed_vpu" ) and not verilog:
     pytest.skip( "an RTL MPU or VPU in pymtl3's Python simulation is slow: "
                  "run with --test-verilog (the unit Verilated alone)" )
+  if verilog and case in ( "mixed_mpu", "mixed_vpu" ) and not FULL:
+    pytest.skip( "each unit Verilated alone is covered by `mixed` (MPU and VPU together); "
+                 "set DFX_CORE_E2E_FULL=1 to run them one at a time" )
   if verilog and cores > 1 and not FULL:
     pytest.skip( "2 and 4 cores are Verilator builds beyond make test's budget "
                  "(docs/core.md): set DFX_CORE_E2E_FULL=1 to run them" )
@@ -152,6 +156,9 @@ def test_long_context( case, cmdline_opts ):
   verilog = _translating( cmdline_opts )
   if verilog != ( case == "rtl" ):
     pytest.skip( "cl runs in the plain pass, rtl (the Verilated appliance) under --test-verilog" )
+  if verilog and not FULL:
+    pytest.skip( "the Verilated long run needs the CL long run (minutes) as its cycle "
+                 "reference: set DFX_CORE_E2E_FULL=1 (the cl case checks values every pass)" )
   _, cm = compiled( 1, long=True )
   assert cm.layout["max_tokens"] > cm.dfx.d    # the attention spans two row chunks
   tokens, logits, host = run( 1, "verilog" if verilog else "cl", long=True )
