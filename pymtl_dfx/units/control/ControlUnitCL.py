@@ -25,6 +25,9 @@ cycles are the RTL's exactly (tests assert it):
              its WAW against the producer are not hazards (the unit streams
              the result into it and writes back in order).
 
+The rules are run by `timing.IssueTiming` (shared with `pymtl_dfx.perf`);
+this model drives the ports from it.
+
 `scoreboard=False` disables the hazard checks (entries are still kept for
 the done tokens, wait flags and the full stall): for tests that must see
 the hazard tests fail.
@@ -38,6 +41,7 @@ from .decode_cache import decoded
 from .footprint import footprint_of, hazards
 from .msgs import InstMsg
 from .ports import declare_ports
+from .timing import IssueTiming
 
 DMA, MPU, VPU, ROUTER = range( 4 )
 COMPUTE_UNITS = ( MPU, VPU )
@@ -80,9 +84,9 @@ def stall_reasons( cand, entries, chain_idx, check_hazards=True ):
   return why
 
 
-class _Entry:
-  def __init__( s, cand, seq, label ):
-    s.unit, s.fp, s.seq, s.label = cand.unit, cand.fp, seq, label
+def _of( s, name ):
+  t = s.__dict__.get( "t" )
+  return None if t is None else getattr( t, name )
 
 
 class ControlUnitCL( Component ):
@@ -93,56 +97,51 @@ class ControlUnitCL( Component ):
     declare_ports( s )
 
     s.preloaded = []
-    s._clear()
+    s.cand = None
+    s.t = t = IssueTiming( cfg, scoreboard, Candidate, stall_reasons )
 
     @update_once
     def up_ctrl_cl_comb():
-      s.inst.rdy @= len( s.buf ) < cfg.inst_buffer_entries
-      s.cand = Candidate( s.buf[0], cfg ) if s.buf else None
-      ok = s.cand is not None and not stall_reasons(
-        s.cand, s.entries, s.chain_idx, s.check_hazards )
+      s.inst.rdy @= t.inst_rdy()
+      s.cand, ok = t.offer()
       for u in range( len( UNITS ) ):
         s.issue[u].val @= ok and s.cand.unit == u
         s.issue[u].msg @= InstMsg( s.cand.word if s.cand is not None else 0 )
-        s.done[u].rdy @= s.inflight[u] > 0
-      s.idle @= s.is_idle()
+        s.done[u].rdy @= t.done_rdy( u )
+      s.idle @= t.is_idle()
 
     @update_ff
     def up_ctrl_cl_seq():
       if s.reset:
-        s._clear()
-        s.buf = list( s.preloaded )
+        t.clear()
+        t.buf = list( s.preloaded )
         return
       c = s.cand
       issued = c is not None and bool( s.issue[ c.unit ].val & s.issue[ c.unit ].rdy )
-      if issued:
-        idx = s.entries.index( None )
-      for u in range( len( UNITS ) ):
-        if s.done[u].val & s.done[u].rdy:
-          i = next( i for i, e in enumerate( s.entries )
-                    if e is not None and e.unit == u and e.seq == s.done_seq[u] )
-          s.entries[i] = None
-          s.done_seq[u] += 1
-          s.inflight[u] -= 1
-      if issued:
-        s.entries[ idx ] = _Entry( c, s.issue_seq[ c.unit ], f"pc {s.pc}" )
-        s.issue_seq[ c.unit ] += 1
-        s.inflight[ c.unit ] += 1
-        s.chain_idx = idx if c.chain else None
-        s.buf.pop( 0 )
-        s.pc += 1
-      if s.inst.val & s.inst.rdy:
-        s.buf.append( int( s.inst.msg ) )
+      dones = [ bool( s.done[u].val & s.done[u].rdy ) for u in range( len( UNITS ) ) ]
+      t.tick( issued, dones, int( s.inst.msg ) if s.inst.val & s.inst.rdy else None )
 
-  def _clear( s ):
-    s.buf = []
-    s.cand = None
-    s.entries = [ None ] * s.cfg.scoreboard_entries
-    s.issue_seq = [ 0 ] * len( UNITS )
-    s.done_seq = [ 0 ] * len( UNITS )
-    s.inflight = [ 0 ] * len( UNITS )
-    s.chain_idx = None
-    s.pc = 0
+  # the scheduler's state, as the tests and the host's diagnostics read it
+  # (pymtl3 looks at every attribute while elaborating, before `t` exists)
+  @property
+  def entries( s ):
+    return _of( s, "entries" )
+
+  @property
+  def chain_idx( s ):
+    return _of( s, "chain_idx" )
+
+  @property
+  def inflight( s ):
+    return _of( s, "inflight" )
+
+  @property
+  def buf( s ):
+    return _of( s, "buf" )
+
+  @property
+  def pc( s ):
+    return _of( s, "pc" )
 
   def load( s, words ):
     """Put a program in the instruction buffer (before simulation, or when
@@ -150,11 +149,12 @@ class ControlUnitCL( Component ):
     if not s.is_idle():
       raise RuntimeError( "control unit: load while a program is running" )
     s.preloaded = [ int( w ) for w in words ]
-    s.buf = list( s.preloaded )
+    s.t.clear()
+    s.t.buf = list( s.preloaded )
 
   def is_idle( s ):
-    return not s.buf and not any( s.inflight )
+    return s.t.is_idle()
 
   def line_trace( s ):
-    sb = "".join( "." if e is None else UNITS[ e.unit ][0] for e in s.entries )
-    return f"pc={s.pc:5d} [{sb}]"
+    sb = "".join( "." if e is None else UNITS[ e.unit ][0] for e in s.t.entries )
+    return f"pc={s.t.pc:5d} [{sb}]"

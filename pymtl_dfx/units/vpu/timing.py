@@ -1,0 +1,117 @@
+"""The VPU engine's timing: `VPURTL`'s control (element-wise pipe,
+reduction-tree pipe, accumulator pipe, the command register) on Python
+values, without data.
+
+The one definition of when the engine takes and gives a message: `VPUCL`
+is this class plus the values (the hooks `ew_values`, `tree_value` and
+`combine` return None here), and `pymtl_dfx.perf` runs it as is.
+
+Per cycle: `out_val()` (state only), `decide(cmd_val, a_val, b_val,
+out_rdy)` for the handshakes, then `advance(now, cmd, a_msg, b_msg)` with
+the decision made on the ports' final values.  `cmd` needs op, len, bcast.
+"""
+
+from types import SimpleNamespace
+
+from ...isa import ComputeOp
+from ...lib.pipeline import StallPipeCL
+from .msgs import BINARY, MAX_REDUCTIONS, REDUCTIONS
+
+
+class VPUTiming:
+
+  def __init__( s, d, cfg ):
+    s.d, s.cfg = d, cfg
+    s.reset()
+
+  def reset( s ):
+    cfg = s.cfg
+    s.ew_pipe   = StallPipeCL( cfg.vpu_elementwise_latency )
+    s.tree_pipe = StallPipeCL( cfg.vpu_tree_latency )   # (value, is_max, first, last)
+    s.acc_pipe  = StallPipeCL( cfg.vpu_accum_latency )  # (value, last)
+    s.acc_busy, s.acc_val = False, 0
+    s.busy, s.op, s.bcast, s.left, s.first = False, None, 0, 0, False
+    s.scalar = None
+    s.ew_inflight = s.red_inflight = 0
+
+  # -- the values' hooks (VPUCL); no data here ----------------------------------
+
+  def ew_values( s, n, a_msg, b_msg ):
+    """An element-wise chunk's result (the entry that leaves the pipe)."""
+    return True
+
+  def tree_value( s, n, a_msg ):
+    return None
+
+  def combine( s, is_max, operand, value ):
+    return None
+
+  # -- timing ------------------------------------------------------------------------
+
+  def out_val( s ):
+    acc_head = s.acc_pipe.head()
+    return s.ew_pipe.head() is not None or ( acc_head is not None and acc_head[1] )
+
+  def decide( s, cmd_val, a_val, b_val, out_rdy ):
+    now = SimpleNamespace()
+    cmd_val, a_val, b_val, out_rdy = bool( cmd_val ), bool( a_val ), bool( b_val ), bool( out_rdy )
+    now.out_rdy = out_rdy
+    # results
+    ew_head, acc_head = s.ew_pipe.head(), s.acc_pipe.head()
+    acc_out_val = acc_head is not None and acc_head[1]
+    now.out_val = ew_head is not None or acc_out_val
+    now.ew_done = ew_head is not None and out_rdy
+    now.red_done = acc_out_val and out_rdy
+    # accumulator
+    now.acc_send_rdy = acc_head is None or not acc_head[1] or out_rdy
+    now.leaving = acc_head is not None and now.acc_send_rdy
+    now.accum_rdy = not s.acc_busy or now.leaving
+    now.acc_enter = s.tree_pipe.head() is not None and now.accum_rdy
+    # control
+    is_red = s.op in REDUCTIONS
+    now.need_b = s.op in BINARY and ( not s.bcast or s.first )
+    now.last = s.left <= s.d
+    if is_red:
+      room = s.tree_pipe.can_accept( now.accum_rdy ) and s.ew_inflight == 0
+    else:
+      room = s.ew_pipe.can_accept( out_rdy ) and s.red_inflight == 0
+    now.issue = s.busy and a_val and ( not now.need_b or b_val ) and room
+    now.is_red = is_red
+    now.cmd_rdy = not s.busy or ( now.issue and now.last )
+    now.take = cmd_val and now.cmd_rdy
+    return now
+
+  def advance( s, now, cmd=None, a_msg=None, b_msg=None ):
+    d = s.d
+    # the chunk that issues this cycle
+    ew_entry = tree_entry = None
+    if now.issue:
+      n = min( s.left, d )
+      if now.is_red:
+        tree_entry = ( s.tree_value( n, a_msg ), s.op in MAX_REDUCTIONS, s.first, now.last )
+      else:
+        ew_entry = s.ew_values( n, a_msg, b_msg )
+    # the accumulator
+    acc_entry = None
+    acc_head = s.acc_pipe.head()
+    if now.acc_enter:
+      value, is_max, first, last = s.tree_pipe.head()
+      operand = None if first else acc_head[0] if now.leaving else s.acc_val
+      acc_entry = ( s.combine( is_max, operand, value ), last )
+    if now.leaving:
+      s.acc_val = acc_head[0]
+    s.acc_busy = now.acc_enter or ( s.acc_busy and not now.leaving )
+    s.acc_pipe.tick( now.acc_send_rdy, acc_entry )
+    s.tree_pipe.tick( now.accum_rdy, tree_entry )
+    s.ew_pipe.tick( now.out_rdy, ew_entry )
+    s.ew_inflight += ( ew_entry is not None ) - now.ew_done
+    s.red_inflight += ( tree_entry is not None and s.first ) - now.red_done
+    # the command register
+    if now.take:
+      s.busy, s.op = True, ComputeOp( int( cmd.op ) )
+      s.bcast, s.left, s.first = int( cmd.bcast ), int( cmd.len ), True
+    elif now.issue:
+      s.left -= d
+      s.first = False
+      if now.last:
+        s.busy = False
