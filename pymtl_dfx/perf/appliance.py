@@ -1,0 +1,55 @@
+"""N cores on a ring of links, stepped as the host steps the CL appliance.
+
+A step starts with each core's program in its word source and every unit
+idle; cycle k is the k-th cycle the host counts (`appliance.host`): the
+ports from the state, the handshakes charged to op classes by the host's
+own attribution (`host._Progress`, the one definition of the rule), then
+the state update.  The step ends with the first cycle in which every core
+is idle and every word taken.
+"""
+
+from ..appliance.host import _Progress
+from ..lib.rate_queue import RateQueueCL
+from ..units.router.LinkRTL import link_rule
+from .core import CoreTiming
+
+
+class StepTimeout( RuntimeError ):
+  pass
+
+
+class ApplianceTiming:
+
+  def __init__( s, cfg, cores ):
+    s.cfg, s.n = cfg, cores
+    s.cores = [ CoreTiming( cfg, i, cores ) for i in range( cores ) ]
+    s.links = [ RateQueueCL( link_rule( cfg ) ) for _ in range( cores ) ]
+
+  def step( s, words, units, classes, limit=10**9 ):
+    """words / units / classes: per core, the program's words, each
+    instruction's unit and op class.  Returns (cycles, per-core _Progress)."""
+    n, cores, links = s.n, s.cores, s.links
+    tracks = [ _Progress( u, c ) for u, c in zip( units, classes ) ]
+    for c, w in zip( cores, words ):
+      c.load( w )
+    k = 0
+    while True:
+      # ports: a link's send.val and recv.rdy come from its state
+      send_val = [ l.head() is not None for l in links ]
+      recv_rdy = [ l.can_accept() for l in links ]
+      for i, c in enumerate( cores ):
+        bi, br = c.comb( send_val[ i - 1 ], recv_rdy[i] )
+        tracks[i].cycle( k, bi, br )
+      k += 1
+      if all( c.idle() and c.drained() for c in cores ):
+        return k, tracks
+      if k >= limit:
+        raise StepTimeout( f"step did not finish in {limit} cycles" )
+      # state: packets move between routers and links
+      pkts = [ c.send_packet() if c.p["r_send_val"] and recv_rdy[i] else None
+               for i, c in enumerate( cores ) ]
+      recv = [ links[ i - 1 ].head() if cores[i].p["r_recv_fire"] else None for i in range( n ) ]
+      for i, c in enumerate( cores ):
+        c.tick( recv[i] )
+      for i, l in enumerate( links ):
+        l.tick( pkts[i], cores[ ( i + 1 ) % n ].p["r_recv_fire"] )

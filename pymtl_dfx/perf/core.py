@@ -1,0 +1,180 @@
+"""One core's units, joined as `core.Core` joins them, without data.
+
+Every unit is its CL model's own timing object (`units/<unit>/timing.py`,
+the memories' and links' `RateQueueCL`, the weight FIFO's `FifoCL`), so
+every handshake happens in the cycle it happens at CL.  A cycle is two
+phases, as in pymtl3's simulation of the CL core: `comb()` computes every
+port value from the state at the start of the cycle (state-only outputs
+first, then the few rdy's that depend on a neighbour's val or rdy, in
+dependency order) and `tick()` lets every unit take the handshakes that
+fired.
+"""
+
+from collections import namedtuple
+
+from ..lib.fifo import FifoCL
+from ..lib.rate_queue import RateQueueCL
+from ..units.control.ControlUnitCL import Candidate, stall_reasons
+from ..units.control.timing import IssueTiming
+from ..units.dma.msgs import mk_dma_types
+from ..units.dma.timing import DMATiming
+from ..units.memory.ports import channel_rule
+from ..units.mpu.timing import MPUTiming
+from ..units.regfile.timing import RFMTiming
+from ..units.router.timing import RouterTiming
+from ..units.vpu.timing import VPUTiming
+
+DMA, MPU, VPU, ROUTER = range( 4 )
+MEMS = ( "hbm", "ddr" )
+
+MPUCmdT = namedtuple( "MPUCmdT", "op post rows cols" )
+VPUCmdT = namedtuple( "VPUCmdT", "op len bcast" )
+Packet = namedtuple( "Packet", "src idx" )
+
+_MEM_ITEM = ( False, None )      # a DMA request's response (MemoryCL: (host?, word))
+
+
+def mpu_cmd_of( inst ):
+  return MPUCmdT( int( inst.hdr.op ), int( inst.post ), int( inst.rows ), int( inst.cols ) )
+
+
+def vpu_cmd_of( inst ):
+  return VPUCmdT( int( inst.hdr.op ), int( inst.len ), int( inst.bcast ) )
+
+
+class CoreTiming:
+
+  def __init__( s, cfg, core_id, cores ):
+    s.cfg, s.core_id, s.cores = cfg, core_id, cores
+    T = mk_dma_types( cfg )
+    specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
+    s.ctrl = IssueTiming( cfg, True, Candidate, stall_reasons )
+    s.dma = DMATiming( cfg, specs )
+    s.mem = { m: [ RateQueueCL( channel_rule( specs[m] ) ) for _ in range( specs[m].channels ) ]
+              for m in MEMS }
+    s.wfifo = FifoCL( cfg.weight_fifo_entries )
+    s.rfm = RFMTiming( cfg, cores )
+    s.mpu = MPUTiming( cfg )
+    s.vpu = VPUTiming( cfg.d, cfg )
+    s.router = RouterTiming( cfg, core_id, cores )
+    s.words = []             # the program's words not yet taken by the buffer
+    s.ptr = 0
+
+  def load( s, words ):
+    s.words, s.ptr = list( words ), 0
+
+  def drained( s ):
+    return s.ptr >= len( s.words )
+
+  def idle( s ):
+    return s.ctrl.is_idle()
+
+  # -- a cycle: ports from state, then the handshakes ------------------------------
+
+  def comb( s, ring_recv_val, ring_send_rdy ):
+    """Every port value of this cycle; ring_recv_val / ring_send_rdy: the
+    links' (from their state).  Returns (issued bits, retired bits)."""
+    ctrl, dma, rfm, mpu, vpu, router, wf = s.ctrl, s.dma, s.rfm, s.mpu, s.vpu, s.router, s.wfifo
+    p = s.p = {}
+    # control unit and program source
+    p["inst_fire"] = not s.drained() and ctrl.inst_rdy()
+    cand, ok = ctrl.offer()
+    issue_u = cand.unit if ok else None
+    # DMA and memories
+    mem_req_rdy = { m: [ q.can_accept() for q in s.mem[m] ] for m in MEMS }
+    mem_resp_val = { m: [ q.ripe() for q in s.mem[m] ] for m in MEMS }
+    req_val = { m: dma.req_vals( m ) for m in MEMS }
+    w_val, enq_rdy = dma.w_val(), wf.enq_rdy()
+    resp_rdy = { "hbm": dma.resp_rdy( "hbm", mem_resp_val["hbm"], dma.out_rdy( "hbm", enq_rdy, True ) ),
+                 "ddr": dma.resp_rdy( "ddr", mem_resp_val["ddr"], True ) }
+    rd_resp_rdy = dma.rf_rd_resp_rdy( mem_req_rdy["hbm"], mem_req_rdy["ddr"] )
+    rf_rd_val = dma.rf_rd_val()
+    rf_rd_fire = rf_rd_val and rfm.rf_rd_rdy( rd_resp_rdy )
+    # manager
+    views = rfm.mpu_views()
+    _, st, wr = views
+    m_cmd_val, m_x_val, m_bias_val = rfm.mpu_cmd_val( st ), rfm.mpu_x_val( st ), rfm.mpu_bias_val( st )
+    m_out_rdy, m_done_val = rfm.mpu_out_rdy( wr ), rfm.mpu_done_val( wr )
+    v_cmd_val, v_a_val, v_b_val = rfm.vpu_cmd_val(), rfm.vpu_a_val(), rfm.vpu_b_val()
+    v_out_rdy, v_done_val = rfm.vpu_out_rdy(), rfm.vpu_done_val()
+    r_cmd_val, r_rd_val = rfm.router_cmd_val(), rfm.router_rd_val()
+    # engines
+    deq_val = wf.deq_val()
+    g = mpu.decide( m_cmd_val, m_x_val, deq_val, m_bias_val, m_out_rdy )
+    m_out_val = mpu.out_val()
+    now = vpu.decide( v_cmd_val, v_a_val, v_b_val, v_out_rdy )
+    v_out_val = vpu.out_val()
+    # router
+    r_recv_fire = router.rf_wr_val( ring_recv_val ) and router.ring_recv_rdy( True )
+    r_send_val = router.ring_send_val( r_rd_val )
+    r_rd_fire = r_rd_val and router.rf_rd_rdy( ring_send_rdy )
+    # control unit's handshakes
+    unit_rdy = ( dma.inst_rdy(), rfm.mpu_inst_rdy(), rfm.vpu_inst_rdy(), rfm.router_inst_rdy() )
+    done_val = ( dma.done_pending, m_done_val, v_done_val, router.done_pending )
+    issued = issue_u is not None and unit_rdy[ issue_u ]
+    dones = [ done_val[u] and ctrl.done_rdy( u ) for u in range( 4 ) ]
+    p.update( cand=cand, issue_u=issue_u, issued=issued, dones=dones, mem_req_rdy=mem_req_rdy,
+              mem_resp_val=mem_resp_val, req_val=req_val, w_fire=w_val and enq_rdy,
+              enq_rdy=enq_rdy, resp_rdy=resp_rdy, rd_resp_rdy=rd_resp_rdy,
+              rf_rd_fire=rf_rd_fire, views=views, st=st, g=g,
+              m_cmd_fire=m_cmd_val and g["cmd"], m_x_fire=m_x_val and g["x_rdy"],
+              m_bias_fire=m_bias_val and g["bias_rdy"],
+              m_out_fire=wr is not None and m_out_val and m_out_rdy,
+              w_deq=deq_val and g["w_rdy"], now=now,
+              v_cmd_fire=v_cmd_val and now.cmd_rdy, v_a_fire=v_a_val and now.issue,
+              v_b_fire=v_b_val and now.issue and now.need_b,
+              v_out_fire=v_out_val and v_out_rdy,
+              r_cmd_fire=r_cmd_val and router.cmd_rdy(), r_rd_fire=r_rd_fire,
+              r_recv_fire=r_recv_fire, r_send_val=r_send_val, ring_send_rdy=ring_send_rdy,
+              r_done_fire=router.done_pending and ctrl.done_rdy( ROUTER ) )
+    bits_i = ( 1 << issue_u ) if issued else 0
+    bits_r = sum( 1 << u for u in range( 4 ) if dones[u] )
+    return bits_i, bits_r
+
+  def send_packet( s ):
+    """The packet on ring_send this cycle (when its val is up)."""
+    r = s.router
+    return r.fwd.head() if r.fwd.deq_val() else Packet( s.core_id, r.own_idx )
+
+  def tick( s, recv_pkt ):
+    """recv_pkt: the packet taken from the ring this cycle (or None)."""
+    p = s.p
+    ctrl, dma, rfm = s.ctrl, s.dma, s.rfm
+    word = s.words[ s.ptr ] if p["inst_fire"] else None
+    issue_word = p["cand"].word if p["issued"] else None
+    u = p["issue_u"]
+    # DMA and memories (their state first: the DMA reads nothing of theirs
+    # in its tick that this cycle's comb has not already fixed)
+    dma.tick( p["mem_req_rdy"], p["mem_resp_val"], None, p["enq_rdy"], True,
+              rfm.rd_val, True, ctrl.done_rdy( DMA ),
+              issue_word if u == DMA else None, p["rf_rd_fire"] )
+    for m in MEMS:
+      for c, q in enumerate( s.mem[m] ):
+        q.tick( _MEM_ITEM if p["req_val"][m][c] and p["mem_req_rdy"][m][c] else None,
+                p["mem_resp_val"][m][c] and p["resp_rdy"][m][c] )
+    s.wfifo.tick( True if p["w_fire"] else None, p["w_deq"] )
+    # manager (its steps read the handshakes, decided above); the engines'
+    # commands are read before the manager's steps move on
+    vcmd = rfm.v.cmd if p["v_cmd_fire"] else None
+    mcmd = p["st"].cmd if p["m_cmd_fire"] else None
+    r = rfm.r
+    rcmd = ( r.base, r.n ) if p["r_cmd_fire"] else None
+    rfm.dma_step( p["rf_rd_fire"], 0, rfm.rd_val and p["rd_resp_rdy"] )
+    new = rfm.vpu_step( p["v_cmd_fire"], p["v_a_fire"], p["v_b_fire"], p["v_out_fire"],
+                        ctrl.done_rdy( VPU ), issue_word if u == VPU else None )
+    if new is not None:
+      new.cmd = vpu_cmd_of( new.inst )
+    new = rfm.mpu_step( p["views"], p["m_cmd_fire"], p["m_x_fire"], p["m_bias_fire"],
+                        p["m_out_fire"], ctrl.done_rdy( MPU ),
+                        issue_word if p["issued"] and u == MPU else None )
+    if new is not None:
+      new.cmd = mpu_cmd_of( new.inst )
+    rfm.router_step( p["r_cmd_fire"], p["r_rd_fire"], issue_word if u == ROUTER else None )
+    # engines
+    s.mpu.tick( mcmd )
+    s.vpu.advance( p["now"], vcmd )
+    s.router.tick( recv_pkt, p["ring_send_rdy"], p["r_rd_fire"], p["r_done_fire"], rcmd )
+    # control unit last: the units above took its issue on the old state
+    ctrl.tick( p["issued"], p["dones"], word )
+    if word is not None:
+      s.ptr += 1

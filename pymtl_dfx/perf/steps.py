@@ -1,0 +1,63 @@
+"""Token steps as the host runs them, timed by the data-free appliance.
+
+`run(compiled, prompt_ids, n_new)` emits each step's per-core programs
+exactly as `Host.generate` does (summarization over the prompt, the logits
+wanted after the last prompt token and after every generated one) and
+returns what `Host.results()` returns at CL: cycles in total, per step,
+per stage, per op class (the host's attribution rule) and busy cycles per
+unit.  A generated token changes only the embedding row the step reads, so
+`tokens` (ids after the prompt) may be given; by default the last prompt
+token is repeated.
+"""
+
+from ..appliance.host import STAGES
+from ..compiler import stats as S
+from ..isa import Kind, encode, op_of
+from ..units.control.ControlUnitFL import UNITS, unit_of
+from .appliance import ApplianceTiming
+
+
+def step_programs( compiled, emitter, token, pos, want_logits ):
+  """Per core: (words, units, classes) of one token step."""
+  out = []
+  for i in range( compiled.cores ):
+    prog, cls = emitter.step( i, int( token ), pos, want_logits )
+    words = [ int( encode( inst ) ) for inst in prog ]
+    units = [ unit_of( op_of( inst ), Kind( int( inst.hdr.kind ) ) ) for inst in prog ]
+    out.append( ( words, units, cls ) )
+  return out
+
+
+def schedule( prompt_ids, n_new, tokens=None ):
+  """(token, want_logits) of every step `Host.generate` runs."""
+  steps = [ ( t, k == len( prompt_ids ) - 1 ) for k, t in enumerate( prompt_ids ) ]
+  gen = list( tokens or [] ) + [ prompt_ids[-1] ] * max( 0, n_new - 1 )
+  steps += [ ( gen[k], True ) for k in range( max( 0, n_new - 1 ) ) ]
+  return steps
+
+
+def run( compiled, prompt_ids, n_new, tokens=None, on_step=None ):
+  cfg = compiled.dfx
+  app = ApplianceTiming( cfg, compiled.cores )
+  emitter = compiled.emitter()
+  res = dict( level="perf", cycles=0, step_cycles=[], stage_cycles=dict.fromkeys( STAGES, 0 ),
+              class_cycles=dict.fromkeys( S.CLASSES, 0 ), step_classes=[],
+              unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ] )
+  for pos, ( token, want ) in enumerate( schedule( prompt_ids, n_new, tokens ) ):
+    progs = step_programs( compiled, emitter, token, pos, want )
+    k, tracks = app.step( *zip( *progs ) )
+    slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
+    res["cycles"] += k
+    res["step_cycles"].append( k )
+    stage = "summarization" if pos < len( prompt_ids ) else "generation"
+    res["stage_cycles"][ stage ] += k
+    per_class = dict( tracks[ slowest ].cycles )
+    res["step_classes"].append( per_class )
+    for c, n in per_class.items():
+      res["class_cycles"][c] += n
+    for i, t in enumerate( tracks ):
+      for u, name in enumerate( UNITS ):
+        res["unit_busy"][i][ name ] += t.busy[u]
+    if on_step:
+      on_step( pos, k )
+  return res
