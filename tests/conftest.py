@@ -1,8 +1,11 @@
 """Project-wide test set-up: the `level` parameter and the build folder.
 
 Every unit test takes `level` (fl, cl, rtl).  Under pymtl3's --test-verilog
-(or --test-yosys-verilog) only the rtl cases run, as Verilator models: the fl
-and cl cases have already run in the plain pass and translate nothing.
+(or --test-yosys-verilog) only the tests that can build a Verilator model are
+collected: the rtl cases of `level`, and tests without `level` that read
+pymtl3's `cmdline_opts` (they choose what to Verilate themselves).  Every
+other test is pure Python and has already run in the plain pass; running it
+again would only double make test's time.
 """
 
 import os
@@ -12,6 +15,10 @@ import pytest
 
 from pymtl_dfx.testing import LEVELS
 
+# records which test ran each RTL component in Verilator (make test's
+# Verilator pass prints the table and fails if a component has none)
+pytest_plugins = [ "pymtl_dfx.testing.verilated_record" ]
+
 REPO = pathlib.Path( __file__ ).resolve().parent.parent
 BUILD = REPO / "build" / "pytest"
 
@@ -19,6 +26,23 @@ BUILD = REPO / "build" / "pytest"
 def _translating( config ):
   return bool( config.getoption( "test_verilog" ) or
                config.getoption( "test_yosys_verilog" ) )
+
+
+def _may_verilate( item ):
+  params = getattr( getattr( item, "callspec", None ), "params", {} )
+  if "level" in params:
+    return params[ "level" ] == "rtl"
+  return "cmdline_opts" in item.fixturenames
+
+
+def pytest_collection_modifyitems( config, items ):
+  if not _translating( config ):
+    return
+  keep = [ i for i in items if _may_verilate( i ) ]
+  dropped = [ i for i in items if not _may_verilate( i ) ]
+  if dropped:
+    config.hook.pytest_deselected( items=dropped )
+    items[:] = keep
 
 
 @pytest.fixture( scope="session", autouse=True )
@@ -38,3 +62,21 @@ def level( request ):
   if request.param != "rtl" and _translating( request.config ):
     pytest.skip( "fl/cl run in the plain pass; --test-verilog runs rtl only" )
   return request.param
+
+
+@pytest.fixture( scope="session" )
+def tiny_weights():
+  """The tiny preset's random weights (FP32), shared read-only by the
+  checkpoint, bad-input and CLI tests."""
+  from pymtl_dfx.config import gpt2_preset
+  from pymtl_dfx.gpt2 import random_weights
+  return random_weights( gpt2_preset( "tiny" ), seed=3 )
+
+
+@pytest.fixture
+def ckpt( tmp_path, tiny_weights ):
+  """A fresh checkpoint folder of `tiny_weights`, for a test to damage."""
+  from pymtl_dfx.gpt2 import save_checkpoint
+  path = tmp_path / "ckpt"
+  save_checkpoint( path, tiny_weights )
+  return path

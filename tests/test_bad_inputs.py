@@ -20,16 +20,9 @@ CFG = gpt2_preset("tiny")
 E, V, P = CFG.n_embd, CFG.vocab_size, CFG.n_positions
 
 
-@pytest.fixture(scope="module")
-def weights():
-  return random_weights(CFG, seed=5)
-
-
 @pytest.fixture
-def ckpt(tmp_path, weights):
-  path = tmp_path / "ckpt"
-  save_checkpoint(path, weights)
-  return path
+def weights(tiny_weights):
+  return tiny_weights
 
 
 def _snapshot(d):

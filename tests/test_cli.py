@@ -175,13 +175,6 @@ def test_what_the_compiler_refuses( capsys, tmp_path, monkeypatch, extra, named 
   _check_one_line( capsys, tmp_path, monkeypatch, GEN + extra, 1, named )
 
 
-@pytest.fixture
-def ckpt( tmp_path ):
-  path = tmp_path / "ckpt"
-  save_checkpoint( path, random_weights( TINY, 1 ) )
-  return path
-
-
 def _nan_in_wte( ckpt ):
   f = str( ckpt / "model.safetensors" )
   t = safetensors.numpy.load_file( f )

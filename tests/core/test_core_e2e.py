@@ -25,8 +25,10 @@ two row chunks.
 Verilator builds beyond 1 core (the whole appliance on 2 and 4 cores, and
 the mixed cases on 2 and 4 cores) take longer than `make test`'s budget on
 a 2-core machine (docs/core.md has the measured times): they run with
-DFX_CORE_E2E_FULL=1, as do mixed_mpu, mixed_vpu and the Verilated long
-context (make test runs rtl and mixed on 1 core in Verilator).
+DFX_CORE_E2E_FULL=1, as do mixed_mpu, mixed_vpu, the Verilated long
+context and the Python mixed case on 2 and 4 cores (make test runs fl and cl
+on 1, 2 and 4 cores, mixed on 1 core, and rtl and mixed on 1 core in
+Verilator).
 """
 
 import functools
@@ -136,6 +138,9 @@ def test_generate_on_cores( case, cores, cmdline_opts ):
   if verilog and case in ( "mixed_mpu", "mixed_vpu" ) and not FULL:
     pytest.skip( "each unit Verilated alone is covered by `mixed` (MPU and VPU together); "
                  "set DFX_CORE_E2E_FULL=1 to run them one at a time" )
+  if case == "mixed" and cores > 1 and not FULL:
+    pytest.skip( "mixed on 2 and 4 cores (minutes of Python RTL routers, or Verilator "
+                 "builds) exceeds make test's budget: set DFX_CORE_E2E_FULL=1" )
   if verilog and cores > 1 and not FULL:
     pytest.skip( "2 and 4 cores are Verilator builds beyond make test's budget "
                  "(docs/core.md): set DFX_CORE_E2E_FULL=1 to run them" )

@@ -26,6 +26,9 @@ import pytest
 from pymtl_dfx.core.Core import UNIT_NAMES
 from pymtl_dfx.testing.core_mixing import elaborate_core, run_layer
 
+# Python simulation only (it elaborates mixes, never Verilates one)
+pytestmark = pytest.mark.no_verilog
+
 # elaborating the Python RTL MPU and VPU takes about a minute each; the
 # all-RTL-but-one mixes below pay for both
 RTL_BUT = ( "dma", "rfm", "hbm" )

@@ -15,16 +15,9 @@ CFG = gpt2_preset("tiny")
 E, F = CFG.n_embd, CFG.n_inner
 
 
-@pytest.fixture(scope="module")
-def weights():
-  return random_weights(CFG, seed=3)
-
-
 @pytest.fixture
-def ckpt(tmp_path, weights):
-  path = tmp_path / "tiny-gpt2"
-  save_checkpoint(path, weights)
-  return path
+def weights(tiny_weights):
+  return tiny_weights
 
 
 def _tensors(path):

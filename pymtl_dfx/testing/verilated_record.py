@@ -1,0 +1,143 @@
+"""A pytest plugin: which test ran each RTL component in Verilator.
+
+Every Verilator model in the project is built by pymtl3's
+VerilogTranslationImportPass (unit harnesses through
+config_model_with_cmdline_opts, cores and appliances through
+core.Core.prepare_sim).  The plugin wraps that pass: before a translation it
+walks the components marked for it and records the class of each component
+beneath them against the running test.  At the end of a --test-verilog
+session it prints every RTL component of pymtl_dfx with the first test that
+Verilated it, writes the table to build/verilated_components.json, and with
+--require-all-verilated fails the session when a component has none.
+
+With pytest-xdist each worker records its own tests and hands the table to
+the controller in `workeroutput`.
+"""
+
+import importlib
+import inspect
+import json
+import pathlib
+import pkgutil
+
+import pytest
+
+REPO = pathlib.Path( __file__ ).resolve().parents[ 2 ]
+OUT = REPO / "build" / "verilated_components.json"
+
+# Modules whose components are stimulus, not hardware: the host's drivers
+# stay in Python at every level.
+NOT_HARDWARE = ( "pymtl_dfx.testing", "pymtl_dfx.appliance.host", "pymtl_dfx.cli" )
+
+_current = { "test": None }
+_seen = {}        # class name -> first test that Verilated it
+
+
+def rtl_components():
+  """{class name: module} of every component of pymtl_dfx that describes
+  hardware at RTL: all but the FL/CL models and the host's stimulus."""
+  import pymtl_dfx
+  from pymtl3 import Component
+  found = {}
+  for m in pkgutil.walk_packages( pymtl_dfx.__path__, "pymtl_dfx." ):
+    if m.name.startswith( NOT_HARDWARE ):
+      continue
+    mod = importlib.import_module( m.name )
+    for name, c in vars( mod ).items():
+      if ( inspect.isclass( c ) and issubclass( c, Component ) and c.__module__ == m.name
+           and not name.endswith( ( "FL", "CL" ) ) ):
+        found[ name ] = m.name
+  return found
+
+
+def _classes_below( comp ):
+  out = { type( comp ).__name__ }
+  for child in comp.get_child_components():
+    out |= _classes_below( child )
+  return out
+
+
+def _marked( top, flag ):
+  if top.has_metadata( flag ) and top.get_metadata( flag ):
+    return [ top ]
+  return [ c for child in top.get_child_components() for c in _marked( child, flag ) ]
+
+
+def _wrap_translation_pass():
+  from pymtl3.passes.backends.verilog import VerilogTranslationImportPass as Pass
+  if getattr( Pass.__call__, "_records", False ):
+    return
+  original = Pass.__call__
+
+  def recording( self, top ):
+    for comp in _marked( top, Pass.enable ):
+      for name in _classes_below( comp ):
+        _seen.setdefault( name, _current[ "test" ] )
+    return original( self, top )
+
+  recording._records = True
+  Pass.__call__ = recording
+
+
+def pytest_addoption( parser ):
+  parser.addoption( "--require-all-verilated", action="store_true",
+                    help="fail the session when an RTL component of pymtl_dfx was "
+                         "not run in Verilator by any selected test" )
+
+
+def _translating( config ):
+  return bool( config.getoption( "test_verilog", None ) or
+               config.getoption( "test_yosys_verilog", None ) )
+
+
+def pytest_configure( config ):
+  if _translating( config ):
+    _wrap_translation_pass()
+
+
+@pytest.hookimpl( hookwrapper=True )
+def pytest_runtest_protocol( item ):
+  _current[ "test" ] = item.nodeid
+  yield
+  _current[ "test" ] = None
+
+
+def pytest_sessionfinish( session ):
+  config = session.config
+  if not _translating( config ):
+    return
+  if hasattr( config, "workeroutput" ):        # an xdist worker
+    config.workeroutput[ "verilated" ] = json.dumps( _seen )
+    return
+  components = rtl_components()
+  table = { name: _seen.get( name ) for name in sorted( components ) }
+  OUT.parent.mkdir( parents=True, exist_ok=True )
+  from ..atomic import atomic_open
+  with atomic_open( OUT ) as f:
+    f.write( json.dumps( table, indent=1 ) + "\n" )
+  missing = [ n for n, t in table.items() if t is None ]
+  config._verilated_table = ( table, missing )
+  if missing and config.getoption( "require_all_verilated" ):
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_testnodedown( node, error ):
+  got = getattr( node, "workeroutput", {} ).get( "verilated" )
+  for name, test in json.loads( got or "{}" ).items():
+    _seen.setdefault( name, test )
+
+
+def pytest_terminal_summary( terminalreporter, config ):
+  got = getattr( config, "_verilated_table", None )
+  if got is None:
+    return
+  table, missing = got
+  tr = terminalreporter
+  tr.section( "RTL components run in Verilator" )
+  for name, test in table.items():
+    tr.write_line( f"{name:26s} {test or 'NONE: no test Verilates it'}" )
+  tr.write_line( f"{len( table ) - len( missing )} of {len( table )} RTL components "
+                 f"Verilated; table in {OUT.relative_to( REPO )}" )
+  if missing:
+    tr.write_line( "not Verilated by any selected test: " + ", ".join( missing ),
+                   red=True )
