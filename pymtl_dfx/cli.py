@@ -3,6 +3,7 @@
   dfx generate     GPT-2 text generation on the modelled appliance
   dfx demo         what the model can do today, in about a minute
   dfx verilog      the RTL core as Verilog for an FPGA build (linted)
+  dfx perf         cycles and latency of a generation, CL-exact without data
   dfx numerics     the special functions' measured error table
 
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
@@ -381,6 +382,8 @@ def _parser():
   p.add_argument( "--no-lint", dest="lint", action="store_false", help="skip the Verilator lint" )
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=cmd_verilog )
+  from .perf.cli import add_parser as add_perf
+  add_perf( sub, common, positive, _model_config, _dfx_config )
   p = sub.add_parser( "numerics", parents=[ common ], help="measured error of exp/recip/rsqrt/gelu" )
   p.set_defaults( fn=cmd_numerics )
   return ap

@@ -10,11 +10,37 @@ unit.  A generated token changes only the embedding row the step reads, so
 token is repeated.
 """
 
+from dataclasses import dataclass
+
 from ..appliance.host import STAGES
 from ..compiler import stats as S
+from ..compiler.build import plan
+from ..compiler.emit import StepEmitter
+from ..config import DFXConfig, GPT2Config
 from ..isa import Kind, encode, op_of
 from ..units.control.ControlUnitFL import UNITS, unit_of
 from .appliance import ApplianceTiming
+
+
+@dataclass
+class Planned:
+  """What perf needs of a compiled model: the configs and the layout (no
+  memory images, so any model size plans in milliseconds)."""
+  gpt: GPT2Config
+  dfx: DFXConfig
+  layout: dict
+
+  @property
+  def cores( s ):
+    return s.layout["cores"]
+
+  def emitter( s ):
+    return StepEmitter( s.layout, s.gpt )
+
+
+def planned( gpt, dfx, cores, max_tokens=None ):
+  """A model planned for `cores` cores (the compiler's layout and limits)."""
+  return Planned( gpt, dfx, plan( gpt, dfx, cores, max_tokens ) )
 
 
 def step_programs( compiled, emitter, token, pos, want_logits ):
@@ -37,6 +63,7 @@ def schedule( prompt_ids, n_new, tokens=None ):
 
 
 def run( compiled, prompt_ids, n_new, tokens=None, on_step=None ):
+  """`compiled`: a `CompiledModel` or a `Planned` one."""
   cfg = compiled.dfx
   app = ApplianceTiming( cfg, compiled.cores )
   emitter = compiled.emitter()

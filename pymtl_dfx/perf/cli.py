@@ -1,0 +1,80 @@
+"""`dfx perf`: the cycles of a generation on the modelled appliance, from
+`pymtl_dfx.perf` (CL's cycles exactly, without data).
+
+  dfx perf --model PRESET|DIR --cores N --in I --out O [--set key=value ...] [--json]
+
+I prompt tokens (the summarization stage: I steps, the logits after the
+last), then O output tokens (O - 1 more steps, the generation stage), as
+`dfx generate` runs them.  A step's cycles do not depend on the token ids
+except through the embedding row's DDR alignment; the prompt is ids
+0, 1, ..., and the generated tokens repeat the last prompt id.
+"""
+
+import json
+import sys
+import time
+
+
+def add_parser( sub, common, positive, model_config, dfx_config ):
+  p = sub.add_parser( "perf", parents=[ common ],
+                      help="cycles and latency of a generation (CL-exact, no data)",
+                      epilog="example: dfx perf --model gpt2 --cores 4 --in 32 --out 8 --json" )
+  p.add_argument( "--model", required=True, help="preset name or Hugging Face checkpoint directory" )
+  p.add_argument( "--cores", type=positive, default=None, help="FPGAs on the ring (default 1)" )
+  p.add_argument( "--in", dest="n_in", type=positive, required=True, help="prompt tokens" )
+  p.add_argument( "--out", dest="n_out", type=positive, required=True, help="output tokens" )
+  p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
+                  help="a DFXConfig field, e.g. --set hbm_channels=16 (repeatable)" )
+  p.add_argument( "--json", action="store_true", help="print one JSON object" )
+  p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
+
+
+def _progress( n_steps ):
+  """A progress line on stderr for runs slower than a second."""
+  t0 = time.perf_counter()
+
+  def on_step( pos, cycles ):
+    dt = time.perf_counter() - t0
+    if dt > 1.0 and sys.stderr.isatty() or pos + 1 == n_steps and dt > 1.0:
+      end = "\n" if pos + 1 == n_steps else "\r"
+      print( f"dfx perf: step {pos + 1}/{n_steps} ({dt:.1f} s)", end=end, file=sys.stderr,
+             flush=True )
+  return on_step
+
+
+def report( res, dfx, n_in, n_out ):
+  """The JSON record: cycles, ms, tokens/s (output tokens over end-to-end
+  latency, the paper's definition), ms per step per stage, breakdown."""
+  ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
+  steps = { "summarization": n_in, "generation": n_out - 1 }
+  total_ms = ms( res["cycles"] )
+  return dict(
+    cycles=res["cycles"], ms=total_ms,
+    tokens_per_s=n_out / ( total_ms / 1e3 ) if total_ms else None,
+    ms_per_step={ k: ( ms( v ) / steps[k] if steps[k] else None )
+                  for k, v in res["stage_cycles"].items() },
+    breakdown=dict( per_op_class=res["class_cycles"], per_stage=res["stage_cycles"],
+                    per_step=res["step_cycles"], unit_busy=res["unit_busy"] ) )
+
+
+def cmd_perf( args, model_config, dfx_config ):
+  from . import planned, run
+  from ..cli import check_context
+  gpt = model_config( args.model )
+  dfx = dfx_config( args )
+  check_context( args.n_in, args.n_out, gpt )
+  model = planned( gpt, dfx, dfx.cores, max_tokens=args.n_in + args.n_out )
+  prompt = [ k % gpt.vocab_size for k in range( args.n_in ) ]
+  t0 = time.perf_counter()
+  res = run( model, prompt, args.n_out,
+             on_step=_progress( args.n_in + args.n_out - 1 ) )
+  rec = report( res, dfx, args.n_in, args.n_out )
+  rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
+              seconds=round( time.perf_counter() - t0, 3 ) )
+  if args.json:
+    print( json.dumps( rec, indent=2 ) )
+    return
+  shares = ", ".join( f"{k} {100 * v / res['cycles']:.1f} %"
+                      for k, v in res["class_cycles"].items() if v )
+  print( f"{gpt.name} on {dfx.cores} core(s), {args.n_in}:{args.n_out}: {res['cycles']:,} cycles, "
+         f"{rec['ms']:.3f} ms at {dfx.clock_mhz} MHz, {rec['tokens_per_s']:.2f} tokens/s; {shares}" )

@@ -1,0 +1,103 @@
+"""`pymtl_dfx.perf` gives the CL appliance's cycles exactly: for every step,
+its total, its cycles per op class (the host's attribution) and every
+core's busy cycles per unit, on the small model of tests/core/test_core_e2e.py
+(the same GPT-2 config, seed, DFX config and prompt) at 1, 2 and 4 cores,
+and at other configs: smaller buffers and more HBM channels, other
+latencies and a smaller scoreboard, and the paper's core (d=64, l=16, 32
+HBM channels, on a 1-layer model 128 wide: a head must be whole entries).
+
+The CL runs are the cost (tens of seconds each): each case runs CL once.
+"""
+
+import functools
+import time
+
+import pytest
+
+from pymtl_dfx import perf
+from pymtl_dfx.appliance.host import Host
+from pymtl_dfx.compiler.build import compile_model
+from pymtl_dfx.config import DFXConfig, GPT2Config
+from pymtl_dfx.gpt2 import random_weights
+
+GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
+# a head is a whole number of register entries: 64 wide for the paper's d=64
+GPT_WIDE = GPT2Config( n_layer=1, n_embd=128, n_head=2, vocab_size=128, n_positions=32,
+                       name="small-wide" )
+PROMPT = [ 5, 17 ]
+NEW = 2
+
+CASES = {
+  # name: (cores, DFXConfig overrides, prompt, new tokens[, model])
+  "1core":  ( 1, [], PROMPT, NEW ),
+  "2core":  ( 2, [], PROMPT, NEW ),
+  "4core":  ( 4, [], PROMPT, NEW ),
+  # a shallower weight FIFO and partial-sum buffer (narrower tile bands),
+  # twice the HBM channels (a tile in fewer beats, other alignments)
+  "2core-buffers": ( 2, [ "psum_entries=4", "weight_fifo_entries=2", "hbm_channels=8" ],
+                     [ 5 ], 2 ),
+  # a smaller scoreboard and instruction buffer, a short ring hop, slow HBM
+  # with few outstanding requests
+  "4core-latency": ( 4, [ "scoreboard_entries=4", "inst_buffer_entries=2", "ring_latency_ns=100",
+                          "hbm_latency_ns=300", "mem_outstanding=16" ], [ 5 ], 2 ),
+  # the paper's core: d=64, l=16, 32 HBM channels, full-size buffers
+  "1core-paper": ( 1, [ "d=64", "l=16", "hbm_channels=32", "vreg_entries=2048",
+                        "mreg_entries=2048", "psum_entries=1024" ], [ 5 ], 2, GPT_WIDE ),
+}
+
+
+def dfx_config( cores, overrides ):
+  # test_core_e2e's config, then the case's changes
+  base = DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
+                    mreg_entries=16, psum_entries=16 )
+  return base.with_overrides( overrides ) if overrides else base
+
+
+@functools.lru_cache( maxsize=None )
+def compiled( name ):
+  cores, over, prompt, new, *gpt = CASES[ name ]
+  w = random_weights( ( gpt or [ GPT ] )[0], 7 ).to_fp16()
+  return compile_model( w, dfx_config( cores, over ), cores, max_tokens=len( prompt ) + new )
+
+
+@functools.lru_cache( maxsize=None )
+def cl_run( name ):
+  _, _, prompt, new, *_ = CASES[ name ]
+  host = Host( compiled( name ), "cl" )
+  tokens = host.generate( prompt, new )
+  return tokens, host.results()
+
+
+@pytest.mark.parametrize( "name", list( CASES ) )
+def test_perf_equals_cl( name ):
+  _, _, prompt, new, *_ = CASES[ name ]
+  tokens, cl = cl_run( name )
+  t0 = time.perf_counter()
+  got = perf.run( compiled( name ), prompt, new, tokens=tokens[:-1] )
+  seconds = time.perf_counter() - t0
+  assert got["step_cycles"] == cl["step_cycles"]
+  for k, ( p, c ) in enumerate( zip( got["step_classes"], cl["step_classes"] ) ):
+    assert p == c, f"step {k}: op-class cycles differ"
+  assert got["unit_busy"] == cl["unit_busy"]
+  for key in ( "cycles", "stage_cycles", "class_cycles" ):
+    assert got[ key ] == cl[ key ], key
+  # perf carries no data: far faster than the CL simulation it matches
+  assert seconds < 60
+
+
+def test_generated_tokens_do_not_change_cycles():
+  """Here a step's timing does not depend on which token it embeds (an
+  embedding row is 2 DDR words: every token's row is read in the same
+  beats), so perf's default (the last prompt token repeated) gives the
+  same cycles.  The cases above give perf CL's own tokens."""
+  a = perf.run( compiled( "1core" ), PROMPT, NEW, tokens=[ 99 ] )
+  b = perf.run( compiled( "1core" ), PROMPT, NEW )
+  assert a["step_classes"] == b["step_classes"] and a["step_cycles"] == b["step_cycles"]
+
+
+def test_schedule_matches_host_generate():
+  # Host.generate: the prompt's steps (logits after the last), then one
+  # step per generated token but the last, each with logits
+  assert perf.schedule( [ 5, 17 ], 2, [ 40 ] ) == [ ( 5, False ), ( 17, True ), ( 40, True ) ]
+  assert perf.schedule( [ 5 ], 1 ) == [ ( 5, True ) ]
+  assert perf.schedule( [ 5, 6 ], 3 ) == [ ( 5, False ), ( 6, True ), ( 6, True ), ( 6, True ) ]
