@@ -143,6 +143,12 @@ class RateQueueCL:
   def head( s ):
     return s.q[0][0] if s.ripe() else None
 
+  def quiet( s ):
+    """Empty and owing no work: then a cycle without an item only moves the
+    clock, which nothing observes until an item is accepted (ripeness is
+    measured from it), so a user may skip such ticks (`pymtl_dfx.perf`)."""
+    return not s.q and s.busy == 0
+
   def tick( s, item, deq ):
     """`item` (or None) was accepted this cycle, the head left if `deq`
     (both decided on the state at the start of the cycle)."""

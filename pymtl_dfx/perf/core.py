@@ -52,6 +52,8 @@ class CoreTiming:
     s.dma = DMATiming( cfg, specs )
     s.mem = { m: [ RateQueueCL( channel_rule( specs[m] ) ) for _ in range( specs[m].channels ) ]
               for m in MEMS }
+    # channels that are not quiet (`RateQueueCL.quiet`): only these tick
+    s.awake = { m: set() for m in MEMS }
     s.wfifo = FifoCL( cfg.weight_fifo_entries )
     s.rfm = RFMTiming( cfg, cores )
     s.mpu = MPUTiming( cfg )
@@ -81,8 +83,12 @@ class CoreTiming:
     cand, ok = ctrl.offer()
     issue_u = cand.unit if ok else None
     # DMA and memories
-    mem_req_rdy = { m: [ q.can_accept() for q in s.mem[m] ] for m in MEMS }
-    mem_resp_val = { m: [ q.ripe() for q in s.mem[m] ] for m in MEMS }
+    mem_req_rdy, mem_resp_val = {}, {}
+    for m in MEMS:                 # a quiet channel accepts and has no response
+      qs = s.mem[m]
+      rdy, val = mem_req_rdy[m], mem_resp_val[m] = [ True ] * len( qs ), [ False ] * len( qs )
+      for c in s.awake[m]:
+        rdy[c], val[c] = qs[c].can_accept(), qs[c].ripe()
     req_val = { m: dma.req_vals( m ) for m in MEMS }
     w_val, enq_rdy = dma.w_val(), wf.enq_rdy()
     resp_rdy = { "hbm": dma.resp_rdy( "hbm", mem_resp_val["hbm"], dma.out_rdy( "hbm", enq_rdy, True ) ),
@@ -149,9 +155,17 @@ class CoreTiming:
               rfm.rd_val, True, ctrl.done_rdy( DMA ),
               issue_word if u == DMA else None, p["rf_rd_fire"] )
     for m in MEMS:
-      for c, q in enumerate( s.mem[m] ):
-        q.tick( _MEM_ITEM if p["req_val"][m][c] and p["mem_req_rdy"][m][c] else None,
-                p["mem_resp_val"][m][c] and p["resp_rdy"][m][c] )
+      qs, awake = s.mem[m], s.awake[m]
+      req, rdy, val, take = p["req_val"][m], p["mem_req_rdy"][m], p["mem_resp_val"][m], \
+                            p["resp_rdy"][m]
+      for c in [ c for c in range( len( qs ) ) if req[c] and rdy[c] ] + \
+               [ c for c in awake if not ( req[c] and rdy[c] ) ]:
+        q = qs[c]
+        q.tick( _MEM_ITEM if req[c] and rdy[c] else None, val[c] and take[c] )
+        if q.quiet():
+          awake.discard( c )
+        else:
+          awake.add( c )
     s.wfifo.tick( True if p["w_fire"] else None, p["w_deq"] )
     # manager (its steps read the handshakes, decided above); the engines'
     # commands are read before the manager's steps move on
