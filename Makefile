@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 BUILD  := build
 DEB_TOOLS := verilator iverilog yosys
 
-.PHONY: setup demo test test-fast clean
+.PHONY: setup demo test test-fast coverage clean
 
 setup: $(VENV)/.installed tools
 
@@ -41,7 +41,12 @@ XDIST = -n $(JOBS) --dist loadfile
 test: setup
 	@mkdir -p $(BUILD)/test
 	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) $(PYTEST_ARGS)
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) --test-verilog -m "not no_verilog" $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) --test-verilog -m "not no_verilog" --require-all-verilated $(PYTEST_ARGS)
+
+# line coverage of pymtl_dfx over the plain pass (slow: see README)
+coverage: setup
+	@mkdir -p $(BUILD)/test
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) --cov=pymtl_dfx --cov-report=term:skip-covered $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD)
