@@ -37,15 +37,23 @@ class MPURTL( Component ):
     s.seq = MPUSeqRTL( d, l, cfg.psum_entries, T["Entry"] )
     s.seq.cmd //= s.cmd
 
-    # MFU stage: input lanes outside the matrix enter as +0
+    # MFU stage: input lanes outside the matrix (past rows) enter as +0,
+    # x and the tile's weights alike (the weight element j*d + i is row i
+    # of column j), so the padding rows of a tile in memory never reach a
+    # product (+0 * inf would be NaN, +0 * -w is -0)
     s.mfu = MFUArrayComb( d, l )
-    for k in range( d * l ):
-      s.mfu.w[k] //= s.w.msg.v[k]
 
     @update
-    def up_mask_x():
+    def up_mask_lanes():
       for i in range( d ):
-        s.mfu.x[i] @= s.x.msg.v[i] if s.seq.rows_left > i else FP16( 0 )
+        if s.seq.rows_left > i:
+          s.mfu.x[i] @= s.x.msg.v[i]
+          for j in range( l ):
+            s.mfu.w[ j * d + i ] @= s.w.msg.v[ j * d + i ]
+        else:
+          s.mfu.x[i] @= FP16( 0 )
+          for j in range( l ):
+            s.mfu.w[ j * d + i ] @= FP16( 0 )
 
     s.mfu_pipe = StallPipeRTL( T["Sums"], cfg.mfu_lane_latency )
     for f in ( "entry", "first", "last", "tile" ):

@@ -33,10 +33,15 @@ def lane_msg( req ):
 
 def tile_sums( x, w, rows_left ):
   """The l lane sums of one tile: x (d) times the tile (l columns of d).
-  Input lanes at or past `rows_left` are outside the matrix and enter as +0."""
+  Input lanes at or past `rows_left` are outside the matrix: their x and
+  their weights enter as +0 (the chunk padding of `numerics.matvec`), so
+  whatever the tile's padding rows hold in memory (inf, NaN, a negative
+  value whose product with +0 is -0) leaves the sums unchanged."""
   d = x.size
-  x = np.where( np.arange( d ) < rows_left, x, F16( 0 ) ).astype( F16 )
-  return numerics.matvec( x, w.reshape( -1, d ).T, d )
+  inside = np.arange( d ) < rows_left
+  x = np.where( inside, x, F16( 0 ) ).astype( F16 )
+  w = np.where( inside[ None, : ], w.reshape( -1, d ), F16( 0 ) ).astype( F16 )
+  return numerics.matvec( x, w.T, d )
 
 
 def accumulate( psum, sums ):
