@@ -1,13 +1,18 @@
 """Text <-> token ids for the GPT-2 demos: byte-level BPE and a byte fallback.
 
 - `GPT2Tokenizer`: the OpenAI / Hugging Face GPT-2 byte-level BPE, read from
-  a checkpoint directory's `vocab.json` (token string -> id) and `merges.txt`
-  (one merge "a b" per line, by rank; an optional `#version` first line).
-  Any text round-trips: `decode(encode(t)) == t`.
-- `ByteTokenizer`: UTF-8 bytes as ids, for presets with random weights and
-  no vocabulary files.
-- `load_tokenizer(path, vocab_size)`: picks one of the two for a checkpoint
-  directory (or None) and checks it fits the model's vocabulary.
+  a checkpoint directory's `tokenizer.json` (the `tokenizers` library's file:
+  a BPE model with vocab and merges, and added tokens) or from `vocab.json`
+  (token string -> id) and `merges.txt` (one merge "a b" per line, by rank;
+  an optional `#version` first line).  Any text round-trips:
+  `decode(encode(t)) == t`.
+- `ByteTokenizer`: UTF-8 bytes as ids, for presets with random weights.
+- `NoTokenizer`: a checkpoint directory without tokenizer files; text
+  prompts are refused (pass token ids), ids decode as "<id>".
+- `load_tokenizer(path, vocab_size)`: picks one for a checkpoint directory
+  (or None) and checks it fits the model's vocabulary.
+- `StreamDecoder`: text of tokens as they arrive; a UTF-8 character split
+  over tokens is held until its last byte comes.
 
 The `regex` package (and its `\\p{L}`) is not a dependency, so the GPT-2
 pre-tokenisation pattern
@@ -25,6 +30,7 @@ Problems with the files raise `TokenizerError` naming the file; the
 vocabulary's and the merges' problems are listed together in one message.
 """
 
+import codecs
 import json
 import numbers
 import os
@@ -32,6 +38,7 @@ import unicodedata
 
 VOCAB_FILE = "vocab.json"
 MERGES_FILE = "merges.txt"
+TOKENIZER_FILE = "tokenizer.json"
 EOT_TOKEN = "<|endoftext|>"
 
 # Unicode White_Space, which is `regex`'s `\s`; str.isspace() differs.
@@ -181,6 +188,50 @@ class GPT2Tokenizer:
     return cls(_read_vocab(vocab_path), _read_merges(merges_path),
                source=f"{path} ({VOCAB_FILE} + {MERGES_FILE})")
 
+  @classmethod
+  def from_tokenizer_json(cls, path) -> "GPT2Tokenizer":
+    """Read a `tokenizers` `tokenizer.json` holding a byte-level BPE model.
+
+    Merges may be "a b" strings or ["a", "b"] pairs (tokenizers >= 0.20);
+    added tokens join the vocabulary.  Options that GPT-2 does not use and
+    that this tokenizer does not implement (a normalizer, subword prefixes,
+    a pre-tokenizer other than ByteLevel) are refused by name.
+    """
+    path = os.fspath(path)
+    try:
+      with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+      raise TokenizerError(f"{path}: not readable JSON ({e})") from None
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" \
+       or not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges"), list):
+      kind = model.get("type") if isinstance(model, dict) else None
+      raise TokenizerError(f"{path}: expected a BPE model with vocab and merges"
+                           + (f", found model type {kind!r}" if kind else ""))
+    unsupported = []
+    if data.get("normalizer") is not None:
+      unsupported.append(f"normalizer {data['normalizer'].get('type', '?')!r}"
+                         if isinstance(data["normalizer"], dict) else "a normalizer")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+      if model.get(key):
+        unsupported.append(f"{key} {model[key]!r}")
+    pre = data.get("pre_tokenizer")
+    if pre is not None and (not isinstance(pre, dict) or pre.get("type") != "ByteLevel"):
+      unsupported.append(f"pre_tokenizer {pre.get('type') if isinstance(pre, dict) else pre!r} "
+                         f"(only ByteLevel)")
+    elif pre is not None and pre.get("add_prefix_space"):
+      unsupported.append("pre_tokenizer add_prefix_space=true")
+    if unsupported:
+      raise TokenizerError(f"{path}: not GPT-2's byte-level BPE: unsupported "
+                           + "; ".join(unsupported))
+    merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
+    vocab = dict(model["vocab"])
+    for added in data.get("added_tokens") or []:
+      if isinstance(added, dict) and "content" in added and "id" in added:
+        vocab.setdefault(added["content"], added["id"])
+    return cls(vocab, merges, source=path)
+
   def bpe(self, piece: str) -> list:
     """Tokens for one pre-tokenised piece already in byte characters."""
     cached = self._cache.get(piece)
@@ -223,6 +274,11 @@ class GPT2Tokenizer:
       self._encode_ordinary(chunk, ids)
     return ids
 
+  def decode_bytes(self, ids) -> bytes:
+    """The UTF-8 bytes of `ids`; unknown ids as "<id>"."""
+    known = self._bytes_of
+    return b"".join(known[i] if i in known else f"<{i}>".encode() for i in map(int, ids))
+
   def decode(self, ids) -> str:
     """Text for `ids`; broken UTF-8 shows as U+FFFD, unknown ids as "<id>".
 
@@ -230,9 +286,7 @@ class GPT2Tokenizer:
     table may be padded past the vocabulary, and a sampled padding id should
     not abort a long generation.
     """
-    known = self._bytes_of
-    out = b"".join(known[i] if i in known else f"<{i}>".encode() for i in map(int, ids))
-    return out.decode("utf-8", errors="replace")
+    return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
 
 class ByteTokenizer:
@@ -259,10 +313,58 @@ class ByteTokenizer:
         f"{self.vocab_size}; give the prompt as token ids instead")
     return list(text.encode("utf-8"))
 
+  def decode_bytes(self, ids) -> bytes:
+    return b"".join(bytes([i]) if 0 <= i < 256 else f"<{i}>".encode()
+                    for i in map(int, ids))
+
   def decode(self, ids) -> str:
-    out = b"".join(bytes([i]) if 0 <= i < 256 else f"<{i}>".encode()
-                   for i in map(int, ids))
-    return out.decode("utf-8", errors="replace")
+    return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+
+class NoTokenizer:
+  """A checkpoint directory without tokenizer files: no text prompts.
+
+  Reading a text prompt as UTF-8 bytes would give ids that mean nothing to
+  a model with a real vocabulary, so `encode` refuses and says to give
+  token ids; generated ids decode as "<id>".
+  """
+
+  eot_id = None
+
+  def __init__(self, path, vocab_size: int):
+    self.path = os.fspath(path)
+    self.vocab_size = vocab_size
+
+  def encode(self, text: str) -> list:
+    raise TokenizerError(
+      f"{self.path}: no tokenizer ({TOKENIZER_FILE}, or {VOCAB_FILE} + {MERGES_FILE}), "
+      f"so text cannot be turned into token ids; give the prompt as ids with --prompt-ids")
+
+  def decode_bytes(self, ids) -> bytes:
+    return b"".join(f"<{int(i)}>".encode() for i in ids)
+
+  def decode(self, ids) -> str:
+    return self.decode_bytes(ids).decode()
+
+
+class StreamDecoder:
+  """Text of token ids fed one (or a few) at a time.
+
+  `feed(ids)` returns the text completed so far; the bytes of a character
+  split across tokens are held until its last byte arrives, so streamed
+  text equals `tokenizer.decode(all_ids)`.  `flush()` returns what is held
+  (as U+FFFD if it never completed).
+  """
+
+  def __init__(self, tokenizer):
+    self.tok = tokenizer
+    self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+  def feed(self, ids) -> str:
+    return self._utf8.decode(self.tok.decode_bytes(ids))
+
+  def flush(self) -> str:
+    return self._utf8.decode(b"", final=True)
 
 
 def _read_vocab(path: str) -> dict:
@@ -296,13 +398,21 @@ def _read_merges(path: str) -> list:
   return merges
 
 
-def load_tokenizer(path, vocab_size: int):
-  """The tokenizer for a model: GPT-2 BPE if `path` has the vocab files.
+def has_tokenizer(path) -> bool:
+  """Whether a checkpoint directory holds any tokenizer file."""
+  return any(os.path.isfile(os.path.join(os.fspath(path), name))
+             for name in (TOKENIZER_FILE, VOCAB_FILE, MERGES_FILE))
 
-  `path` is a checkpoint directory or None (random-weight presets).  A
-  directory with neither file gets a `ByteTokenizer`; one with only one of
-  the two is a broken download and raises, as does a vocabulary with ids
-  past the model's `vocab_size`.
+
+def load_tokenizer(path, vocab_size: int):
+  """The tokenizer for a model: GPT-2 BPE if `path` has tokenizer files.
+
+  `path` is a checkpoint directory or None (random-weight presets, which
+  get a `ByteTokenizer`).  `tokenizer.json` is read if present (as
+  transformers' fast tokenizer does), else `vocab.json` + `merges.txt`; one
+  of those two alone is a broken download and raises, as does a vocabulary
+  with ids past the model's `vocab_size`.  A directory with no tokenizer
+  file gets a `NoTokenizer`, which refuses text prompts.
   """
   if path is None:
     return ByteTokenizer(vocab_size)
@@ -310,20 +420,26 @@ def load_tokenizer(path, vocab_size: int):
   if not os.path.isdir(path):
     raise TokenizerError(f"{path}: not a directory (expected a checkpoint "
                          f"directory, or None for a byte tokenizer)")
+  if os.path.isfile(os.path.join(path, TOKENIZER_FILE)):
+    return _fits(GPT2Tokenizer.from_tokenizer_json(os.path.join(path, TOKENIZER_FILE)),
+                 os.path.join(path, TOKENIZER_FILE), vocab_size)
   have = {name: os.path.isfile(os.path.join(path, name))
           for name in (VOCAB_FILE, MERGES_FILE)}
   if not any(have.values()):
-    return ByteTokenizer(vocab_size)
+    return NoTokenizer(path, vocab_size)
   if not all(have.values()):
     absent = next(name for name, ok in have.items() if not ok)
     present = next(name for name, ok in have.items() if ok)
     raise TokenizerError(f"{os.path.join(path, absent)}: file not found; a GPT-2 "
                          f"tokenizer needs {VOCAB_FILE} and {MERGES_FILE}, and "
                          f"{present} alone is not enough")
-  tok = GPT2Tokenizer.from_dir(path)
+  return _fits(GPT2Tokenizer.from_dir(path), os.path.join(path, VOCAB_FILE), vocab_size)
+
+
+def _fits(tok, where, vocab_size):
   if tok.vocab_size > vocab_size:
     raise TokenizerError(
-      f"{os.path.join(path, VOCAB_FILE)}: token ids go up to {tok.vocab_size - 1}, "
+      f"{where}: token ids go up to {tok.vocab_size - 1}, "
       f"past the model's vocab_size of {vocab_size}; the vocabulary does not "
       f"belong to this model")
   return tok

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pymtl_dfx.gpt2.tokenizer import (EOT_TOKEN, ByteTokenizer, GPT2Tokenizer,
-                                      TokenizerError, bytes_to_unicode,
+                                      NoTokenizer, StreamDecoder, TokenizerError,
+                                      bytes_to_unicode, has_tokenizer,
                                       load_tokenizer, pretokenize)
 
 BYTE_CHARS = list(bytes_to_unicode().values())
@@ -228,10 +229,9 @@ def test_merges_file_with_crlf_and_blank_lines(tmp_path):
   assert GPT2Tokenizer.from_dir(path).encode(" the") == [THE_ID]
 
 
-def test_byte_tokenizer_without_vocab_files(tmp_path):
-  for path in (None, _write(tmp_path / "random")):
-    t = load_tokenizer(path, vocab_size=50257)
-    assert isinstance(t, ByteTokenizer) and t.vocab_size == 50257
+def test_byte_tokenizer_without_vocab_files():
+  t = load_tokenizer(None, vocab_size=50257)
+  assert isinstance(t, ByteTokenizer) and t.vocab_size == 50257
   assert t.eot_id is None
   assert t.encode("hé") == [0x68, 0xc3, 0xa9]
   assert t.decode([0x68, 0xc3, 0xa9]) == "hé"
@@ -367,3 +367,114 @@ def test_bad_merge_pair_in_memory():
   with pytest.raises(TokenizerError,
                      match=r"merge 0 \('a',\) is not two token strings"):
     GPT2Tokenizer(_vocab(), [("a",)])
+
+
+# --- tokenizer.json (the `tokenizers` library's file) ----------------------
+
+def write_tokenizer_json(path, vocab, merges, pair_merges=False, **edits):
+  """A tokenizer.json as GPT-2's on the hub: ByteLevel, BPE, EOT added;
+  merges as "a b" strings, or as [a, b] pairs (tokenizers >= 0.20)."""
+  path.mkdir(parents=True, exist_ok=True)
+  eot = vocab.get(EOT_TOKEN)
+  model_vocab = {t: i for t, i in vocab.items() if t != EOT_TOKEN}
+  data = {
+    "version": "1.0", "truncation": None, "padding": None,
+    "added_tokens": [] if eot is None else [
+      {"id": eot, "content": EOT_TOKEN, "single_word": False, "lstrip": False,
+       "rstrip": False, "normalized": True, "special": True}],
+    "normalizer": None,
+    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+                      "trim_offsets": True, "use_regex": True},
+    "post_processor": {"type": "ByteLevel", "add_prefix_space": True,
+                       "trim_offsets": False, "use_regex": True},
+    "decoder": {"type": "ByteLevel", "add_prefix_space": True,
+                "trim_offsets": True, "use_regex": True},
+    "model": {"type": "BPE", "dropout": None, "unk_token": None,
+              "continuing_subword_prefix": "", "end_of_word_suffix": "",
+              "fuse_unk": False, "byte_fallback": False, "vocab": model_vocab,
+              "merges": [m.split() if pair_merges else m for m in merges]},
+  }
+  for key, value in edits.items():
+    where, _, field = key.partition("__")
+    (data[where] if field else data)[field or where] = value
+  (path / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+  return path
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_tokenizer_json_alone(tmp_path, tok, pairs):
+  path = write_tokenizer_json(tmp_path / "hf", _vocab(), MERGES, pair_merges=pairs)
+  t = load_tokenizer(path, vocab_size=len(_vocab()))
+  assert isinstance(t, GPT2Tokenizer) and t.eot_id == tok.eot_id
+  assert t.encoder == tok.encoder and t.ranks == tok.ranks
+  text = "the cat<|endoftext|> héllo"
+  assert t.encode(text) == tok.encode(text) and t.decode(t.encode(text)) == text
+
+
+def test_tokenizer_json_is_preferred(tmp_path):
+  """With both, tokenizer.json is read (as transformers' fast tokenizer);
+  a broken merges.txt beside it does not matter."""
+  path = write_tokenizer_json(tmp_path / "hf", _vocab(), MERGES)
+  (path / "vocab.json").write_text("{}")
+  assert load_tokenizer(path, vocab_size=300).encode(" the") == [THE_ID]
+
+
+@pytest.mark.parametrize("edits, message", [
+  (dict(model__type="WordPiece"), "expected a BPE model with vocab and merges, found model type 'WordPiece'"),
+  (dict(model__merges=None), "expected a BPE model with vocab and merges"),
+  (dict(normalizer={"type": "NFC"}), "unsupported normalizer 'NFC'"),
+  (dict(model__continuing_subword_prefix="##"), "continuing_subword_prefix '##'"),
+  (dict(pre_tokenizer={"type": "Whitespace"}), "pre_tokenizer 'Whitespace' (only ByteLevel)"),
+  (dict(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True}), "add_prefix_space=true"),
+])
+def test_tokenizer_json_unsupported(tmp_path, edits, message):
+  path = write_tokenizer_json(tmp_path / "hf", _vocab(), MERGES, **edits)
+  with pytest.raises(TokenizerError, match=re.escape(message)) as e:
+    load_tokenizer(path, vocab_size=300)
+  assert "tokenizer.json" in str(e.value)
+
+
+def test_tokenizer_json_unreadable_or_too_big(tmp_path):
+  path = tmp_path / "hf"
+  path.mkdir()
+  (path / "tokenizer.json").write_text("{oops")
+  with pytest.raises(TokenizerError, match="tokenizer.json: not readable JSON"):
+    load_tokenizer(path, vocab_size=300)
+  write_tokenizer_json(path, _vocab(), MERGES)
+  with pytest.raises(TokenizerError, match="tokenizer.json: token ids go up to 263, past"):
+    load_tokenizer(path, vocab_size=260)
+
+
+def test_directory_without_tokenizer_refuses_text(tmp_path):
+  path = _write(tmp_path / "weights-only")
+  t = load_tokenizer(path, vocab_size=50257)
+  assert isinstance(t, NoTokenizer) and not has_tokenizer(path) and t.eot_id is None
+  with pytest.raises(TokenizerError, match="no tokenizer .*give the prompt as ids with --prompt-ids"):
+    t.encode("hello")
+  assert t.decode([5, 300]) == "<5><300>"
+
+
+# --- streamed text -----------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["héllo wörld", "日本語のテキスト", "emoji 🙂🙃 end", "a\u0301"])
+def test_stream_decoder_holds_split_characters(text):
+  """Byte tokens split every multi-byte character: one token at a time the
+  stream gives the whole text, never U+FFFD, and never a character early."""
+  t = ByteTokenizer(256)
+  ids = t.encode(text)
+  stream = StreamDecoder(t)
+  pieces = [stream.feed([i]) for i in ids] + [stream.flush()]
+  assert "".join(pieces) == text and "\ufffd" not in "".join(pieces)
+  assert sum(1 for p in pieces if p) == len(text)     # each char once, whole
+
+
+def test_stream_decoder_with_bpe_tokens(tok):
+  text = " the é the 🙂"
+  stream = StreamDecoder(tok)
+  assert "".join(stream.feed([i]) for i in tok.encode(text)) + stream.flush() == text
+
+
+def test_stream_decoder_flushes_an_unfinished_character():
+  stream = StreamDecoder(ByteTokenizer(256))
+  assert stream.feed([0x68, 0xc3]) == "h"
+  assert stream.flush() == "\ufffd"
