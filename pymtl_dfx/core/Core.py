@@ -296,12 +296,15 @@ def prepare_sim( top, translate=(), linetrace=False ):
   translate = [ getattr( top, name ) for name in translate ]
   chosen = translate + [ u for u in imported_units( top )
                                  if not any( _inside( u, t ) for t in translate ) ]
+  names = []
   for comp in chosen:
-    verilator5.name_without_double_underscores( comp )
+    names.append( verilator5.name_without_double_underscores( comp ) )
     comp.set_metadata( VerilogTranslationImportPass.enable, True )
   if chosen:
-    top.apply( VerilogPlaceholderPass() )
-    top = VerilogTranslationImportPass()( top )
+    # one build per model for all pytest-xdist workers (verilator5.shared_build)
+    with verilator5.shared_build( names ):
+      top.apply( VerilogPlaceholderPass() )
+      top = VerilogTranslationImportPass()( top )
   top.apply( DefaultPassGroup( linetrace=linetrace ) )
   return top
 

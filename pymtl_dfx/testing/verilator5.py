@@ -15,9 +15,17 @@ and a faster C++ build.
    parallel, the per-cycle ("fast") files at `opt_level()` (-O1 unless
    DFX_VL_OPT says otherwise), the run-once files (constructor, initial
    values, settle, symbol table) at -O0, then one link.
+4. `shared_build(names)`: the models `core.prepare_sim` imports (a whole
+   appliance takes minutes to translate and, cold, a quarter of an hour to
+   build) are built in one folder for all pytest-xdist workers, each name
+   under a file lock, so two test files that run the same model on two
+   workers build it once (the second waits, then finds it cached).
 """
 
+import contextlib
+import fcntl
 import os
+import pathlib
 
 from pymtl3.passes.backends.verilog import VerilogTranslationPass
 from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportConfigs import (
@@ -123,3 +131,43 @@ def name_without_double_underscores( component ):
     name = name.replace( "__", "_" )
   component.set_metadata( VerilogTranslationPass.explicit_module_name, name )
   return name
+
+
+def shared_dir():
+  """Where `shared_build` builds: DFX_VL_SHARED_DIR, else, in a pytest-xdist
+  worker whose folder is the cwd (tests/conftest.py's build_dir: build/pytest/gwN),
+  the sibling folder `shared`; else None (build in the cwd)."""
+  env = os.environ.get( "DFX_VL_SHARED_DIR" )
+  if env:
+    return pathlib.Path( env )
+  worker = os.environ.get( "PYTEST_XDIST_WORKER" )
+  cwd = pathlib.Path.cwd()
+  if worker and cwd.name == worker:
+    return cwd.parent / "shared"
+  return None
+
+
+@contextlib.contextmanager
+def shared_build( names ):
+  """Translate, build and import the models `names` in `shared_dir()` (the
+  cwd is switched there), holding a lock file per name; a no-op where
+  there is no shared folder."""
+  where = shared_dir()
+  if where is None or not names:
+    yield
+    return
+  where.mkdir( parents=True, exist_ok=True )
+  locks = []
+  old = os.getcwd()
+  try:
+    for name in sorted( set( names ) ):
+      f = open( where / f"{name}.lock", "w" )
+      locks.append( f )
+      fcntl.flock( f, fcntl.LOCK_EX )
+    os.chdir( where )
+    yield
+  finally:
+    os.chdir( old )
+    for f in locks:
+      fcntl.flock( f, fcntl.LOCK_UN )
+      f.close()
