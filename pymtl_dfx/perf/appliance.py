@@ -12,6 +12,7 @@ from ..appliance.host import _Progress
 from ..lib.rate_queue import RateQueueCL
 from ..units.router.LinkRTL import link_rule
 from .core import CoreTiming
+from .fold import Folder
 
 
 class StepTimeout( RuntimeError ):
@@ -25,15 +26,21 @@ class ApplianceTiming:
     s.cores = [ CoreTiming( cfg, i, cores ) for i in range( cores ) ]
     s.links = [ RateQueueCL( link_rule( cfg ) ) for _ in range( cores ) ]
 
-  def step( s, words, units, classes, limit=10**9 ):
+  def step( s, words, units, classes, layers=None, limit=10**9 ):
     """words / units / classes: per core, the program's words, each
-    instruction's unit and op class.  Returns (cycles, per-core _Progress)."""
+    instruction's unit and op class; layers: per core, its `fold.Layers`
+    (None: no folding).  Returns (cycles, per-core _Progress)."""
     n, cores, links = s.n, s.cores, s.links
     tracks = [ _Progress( u, c ) for u, c in zip( units, classes ) ]
     for c, w in zip( cores, words ):
       c.load( w )
+    folder = Folder( s, layers ) if layers else None
+    s.folded = 0
     k = 0
     while True:
+      if folder is not None:
+        k = folder.at( k, tracks )
+        s.folded = folder.folded
       # ports: a link's send.val and recv.rdy come from its state
       send_val = [ l.head() is not None for l in links ]
       recv_rdy = [ l.can_accept() for l in links ]

@@ -20,6 +20,7 @@ from ..config import DFXConfig, GPT2Config
 from ..isa import Kind, encode, op_of
 from ..units.control.ControlUnitFL import UNITS, unit_of
 from .appliance import ApplianceTiming
+from .fold import Layers
 
 
 @dataclass
@@ -44,13 +45,15 @@ def planned( gpt, dfx, cores, max_tokens=None ):
 
 
 def step_programs( compiled, emitter, token, pos, want_logits ):
-  """Per core: (words, units, classes) of one token step."""
+  """Per core: (words, units, classes, body_end) of one token step
+  (body_end: where the decoder layers end and the LM head begins)."""
   out = []
   for i in range( compiled.cores ):
     prog, cls = emitter.step( i, int( token ), pos, want_logits )
+    body_end = len( emitter.step( i, int( token ), pos, False )[0] ) if want_logits else len( prog )
     words = [ int( encode( inst ) ) for inst in prog ]
     units = [ unit_of( op_of( inst ), Kind( int( inst.hdr.kind ) ) ) for inst in prog ]
-    out.append( ( words, units, cls ) )
+    out.append( ( words, units, cls, body_end ) )
   return out
 
 
@@ -62,8 +65,9 @@ def schedule( prompt_ids, n_new, tokens=None ):
   return steps
 
 
-def run( compiled, prompt_ids, n_new, tokens=None, on_step=None ):
-  """`compiled`: a `CompiledModel` or a `Planned` one."""
+def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
+  """`compiled`: a `CompiledModel` or a `Planned` one; `fold`: fold
+  repeated decoder layers (`fold.py`: the same cycles, in less time)."""
   cfg = compiled.dfx
   app = ApplianceTiming( cfg, compiled.cores )
   emitter = compiled.emitter()
@@ -72,7 +76,11 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None ):
               unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ] )
   for pos, ( token, want ) in enumerate( schedule( prompt_ids, n_new, tokens ) ):
     progs = step_programs( compiled, emitter, token, pos, want )
-    k, tracks = app.step( *zip( *progs ) )
+    layers = None
+    if fold:
+      M = max( cfg.hbm_channels, cfg.ddr_channels )
+      layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
+    k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers )
     slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
     res["cycles"] += k
     res["step_cycles"].append( k )
@@ -85,6 +93,7 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None ):
     for i, t in enumerate( tracks ):
       for u, name in enumerate( UNITS ):
         res["unit_busy"][i][ name ] += t.busy[u]
+    res.setdefault( "folded_layers", [] ).append( app.folded )
     if on_step:
       on_step( pos, k )
   return res

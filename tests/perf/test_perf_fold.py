@@ -1,0 +1,45 @@
+"""Folding repeated decoder layers (`perf/fold.py`) changes no cycle: on
+deeper models (the small model's width, 12 and 16 layers) every step's
+total, op-class and per-unit busy cycles are the unfolded replay's (which
+is CL's, `test_perf_vs_cl.py`), and the fold did skip layers."""
+
+import functools
+
+import pytest
+
+from pymtl_dfx import perf
+from pymtl_dfx.config import DFXConfig, GPT2Config
+
+
+def planned( n_layer, cores ):
+  gpt = GPT2Config( n_layer=n_layer, n_embd=64, n_head=2, vocab_size=128, n_positions=32,
+                    name=f"deep{n_layer}" )
+  dfx = DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256, mreg_entries=16,
+                   psum_entries=16 )
+  return perf.planned( gpt, dfx, cores, max_tokens=3 )
+
+
+@functools.lru_cache( maxsize=None )
+def both( n_layer, cores, prompt, new ):
+  m = planned( n_layer, cores )
+  return ( perf.run( m, list( prompt ), new, fold=False ),
+           perf.run( m, list( prompt ), new, fold=True ) )
+
+
+@pytest.mark.parametrize( "n_layer, cores, prompt, new", [
+  ( 12, 1, ( 5, 17 ), 2 ),    # bodies of 2 layers (a layer's DDR parameters are 26 words apart)
+  ( 16, 2, ( 5, ), 1 ),
+] )
+def test_fold_keeps_every_cycle( n_layer, cores, prompt, new ):
+  plain, folded = both( n_layer, cores, prompt, new )
+  assert folded["step_cycles"] == plain["step_cycles"]
+  assert folded["step_classes"] == plain["step_classes"]
+  assert folded["unit_busy"] == plain["unit_busy"]
+  assert all( n > 0 for n in folded["folded_layers"] )
+  assert not any( plain["folded_layers"] )
+
+
+def test_no_fold_below_three_bodies():
+  # two layers: nothing repeats often enough to prove a stretch repeats
+  plain, folded = both( 2, 1, ( 5, ), 1 )
+  assert folded["step_cycles"] == plain["step_cycles"] and folded["folded_layers"] == [ 0 ]
