@@ -41,7 +41,7 @@ from ..compiler import stats as S
 from ..config import MEM_WORD_ELEMS
 from ..core.Core import CORE_LEVELS, prepare_sim
 from ..funcsim.ApplianceFunc import ApplianceFunc
-from ..gpt2.decoding import greedy_token
+from ..gpt2.decoding import decode_loop, greedy_token
 from ..isa import DmaOp as D, Kind, encode, format_inst, op_of
 from ..units.control.ControlUnitFL import UNITS, unit_of
 from ..units.control.footprint import footprint_of
@@ -514,25 +514,17 @@ class Host:
                  unit_busy=s.unit_busy, load_cycles=s.load_cycles,
                  readback_cycles=s.readback_cycles )
 
-  def generate( s, prompt_ids, n_new, on_token=None ):
-    """Greedy generation: summarization over the prompt, then n_new tokens."""
+  def generate( s, prompt_ids, n_new, on_token=None, choose=greedy_token, stop_token=None ):
+    """Summarization over the prompt, then n_new tokens (fewer if
+    `stop_token` comes), each chosen by `choose` (greedy; or a seeded
+    `gpt2.decoding.Sampler`); `gpt2.decoding.decode_loop` is the loop."""
     if not prompt_ids:
       raise ValueError( "generation needs at least one prompt token" )
     if len( prompt_ids ) + n_new > s.model.layout["max_tokens"]:
       raise ValueError( f"{len(prompt_ids)} prompt + {n_new} new tokens exceed the compiled "
                         f"context of {s.model.layout['max_tokens']}" )
     s.prompt_len = s.pos + len( prompt_ids )
-    out = []
-    logits = None
-    for k, tok in enumerate( prompt_ids ):
-      logits = s.step( tok, want_logits=( k == len( prompt_ids ) - 1 ) )
-    for k in range( n_new ):
-      nxt = greedy_token( logits )
-      out.append( nxt )
-      if on_token:
-        on_token( nxt )
-      if k + 1 < n_new:
-        logits = s.step( nxt, want_logits=True )
+    out, logits = decode_loop( s.step, prompt_ids, n_new, choose, on_token, stop_token )
     s.last_logits = logits
     return out
 

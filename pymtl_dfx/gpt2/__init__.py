@@ -9,7 +9,8 @@
 """
 
 from .checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from .decoding import NaNLogitsError, generate, greedy_token, teacher_forced_logits
+from .decoding import (NaNLogitsError, Sampler, decode_loop, generate, greedy_token,
+                       teacher_forced_logits)
 from .dfx_forward import DFXForward
 from .layout import tensor_shapes
 from .reference import ReferenceModel
@@ -17,6 +18,6 @@ from .weights import GPT2Weights, WeightError, random_weights
 
 __all__ = [
   "CheckpointError", "load_checkpoint", "save_checkpoint", "NaNLogitsError",
-  "generate", "greedy_token", "teacher_forced_logits", "DFXForward",
+  "generate", "greedy_token", "Sampler", "decode_loop", "teacher_forced_logits", "DFXForward",
   "tensor_shapes", "ReferenceModel", "GPT2Weights", "WeightError", "random_weights",
 ]

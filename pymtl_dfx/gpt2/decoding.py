@@ -1,8 +1,13 @@
-"""Greedy decoding shared by the FP32 reference and the DFX-numerics forward.
+"""Decoding shared by the FP32 reference, the DFX-numerics forward and the
+appliance's host.
 
 A "model" here is anything with `config`, `pos`, `reset()` and
 `step(token_id, logits=True)` returning the next-token logits (or None when
-`logits=False`): `ReferenceModel` and `DFXForward` both are.
+`logits=False`): `ReferenceModel` and `DFXForward` both are; the host's
+`Host.step(token, want_logits)` is driven by the same loop (`decode_loop`).
+
+A token is chosen from the logits by `greedy_token` (the default), or by a
+`Sampler` (temperature and top-k, seeded), both callables logits -> id.
 """
 
 import numpy as np
@@ -39,6 +44,62 @@ def greedy_token(logits) -> int:
   return int(np.argmax(logits))
 
 
+class Sampler:
+  """Seeded sampling: softmax(logits / temperature) over the top_k largest.
+
+  `temperature` 0 is greedy (`greedy_token`, top_k unused); `top_k` None or
+  0 keeps every logit.  The same seed gives the same tokens.  Call it with
+  the logits of one step; NaN logits raise `NaNLogitsError`.
+  """
+
+  def __init__(self, temperature: float = 0.0, top_k: int = None, seed: int = 0):
+    if not np.isfinite(temperature) or temperature < 0:
+      raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    if top_k is not None and top_k < 0:
+      raise ValueError(f"top_k must be >= 0, got {top_k!r}")
+    self.temperature = float(temperature)
+    self.top_k = top_k or None
+    self.rng = np.random.default_rng(seed)
+
+  def __call__(self, logits) -> int:
+    if self.temperature == 0:
+      return greedy_token(logits)
+    x = np.asarray(logits, np.float64)
+    nan = np.flatnonzero(np.isnan(x))
+    if nan.size:
+      raise NaNLogitsError(f"cannot choose a token: {nan.size} of {x.size} "
+                           f"logits are NaN (first at indices {nan[:8].tolist()})")
+    keep = np.argsort(-x, kind="stable")[:self.top_k]   # largest first, first of ties
+    z = x[keep] / self.temperature
+    finite = np.isfinite(z)
+    if not finite.all():          # +inf logits share the mass; -inf get none
+      z = np.where(z == np.inf, 0.0, -np.inf) if (z == np.inf).any() else z
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    return int(keep[self.rng.choice(len(keep), p=p)])
+
+
+def decode_loop(step, prompt_ids, n_new, choose=greedy_token, on_token=None, stop_token=None):
+  """The generation loop: the prompt one token at a time (logits only at its
+  last token), then up to `n_new` tokens, each `choose(logits)` and fed back
+  except the last.  `step(token, want_logits)` runs one position.  Stops
+  early after `stop_token` (which is returned).  Returns (tokens, last logits).
+  """
+  logits = None
+  for i, tok in enumerate(prompt_ids):
+    logits = step(int(tok), i == len(prompt_ids) - 1)
+  out = []
+  while len(out) < n_new:
+    out.append(int(choose(logits)))
+    if on_token:
+      on_token(out[-1])
+    if out[-1] == stop_token:
+      break
+    if len(out) < n_new:
+      logits = step(out[-1], True)
+  return out, logits
+
+
 def _check_prompt(model, prompt_ids, n_new):
   if len(prompt_ids) == 0:
     raise ValueError("generate needs a prompt of at least one token")
@@ -51,23 +112,19 @@ def _check_prompt(model, prompt_ids, n_new):
                      f"{needed} positions, the model has {model.config.n_positions}")
 
 
-def generate(model, prompt_ids, n_new) -> list:
-  """Greedy generation from position 0: returns the `n_new` new token ids.
-
-  The prompt goes in one token at a time (as DFX does); logits are asked
-  for only at the last prompt token and during generation.
+def generate(model, prompt_ids, n_new, choose=greedy_token, stop_token=None) -> list:
+  """Generation from position 0 (greedy unless `choose` is, e.g., a
+  `Sampler`): returns the `n_new` new token ids (fewer if `stop_token`
+  came).  The prompt goes in one token at a time (as DFX does); logits are
+  asked for only at the last prompt token and during generation.
   """
   prompt_ids = [int(t) for t in prompt_ids]
   _check_prompt(model, prompt_ids, n_new)
   model.reset()
   if n_new == 0:
     return []
-  for i, tok in enumerate(prompt_ids):
-    logits = model.step(tok, logits=(i == len(prompt_ids) - 1))
-  out = [greedy_token(logits)]
-  while len(out) < n_new:
-    out.append(greedy_token(model.step(out[-1])))
-  return out
+  return decode_loop(lambda t, want: model.step(t, logits=want), prompt_ids, n_new,
+                     choose, stop_token=stop_token)[0]
 
 
 def teacher_forced_logits(model, ids) -> np.ndarray:
