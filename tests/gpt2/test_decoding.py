@@ -22,7 +22,7 @@ def test_same_seed_same_tokens_and_top_k_limits_the_choice():
   assert a == [s2(r) for r in rows]
   for r, t in zip(rows, a):
     assert t in np.argsort(-r)[:3]
-  assert len(set(a) - {int(np.argmax(r)) for r in rows}) > 0    # not always greedy
+  assert sum(t != np.argmax(r) for r, t in zip(rows, a)) > 20    # not always greedy
 
 
 def test_top_k_one_is_greedy_and_low_temperature_is_nearly_so():
