@@ -6,6 +6,11 @@
   dfx perf         cycles and latency of a generation, CL-exact without data
   dfx numerics     the special functions' measured error table
 
+`dfx --version`; `dfx COMMAND --help` shows each option's default and an
+example.  Every subcommand takes --json (one JSON object on stdout; an error
+is {"error": {...}} there too, with the same exit code).  Progress lines go to
+stderr for slow steps, only on a terminal and never with --json.
+
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
 a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
 than the model's positions); --debug shows the traceback instead.  A closed
@@ -20,24 +25,34 @@ import time
 
 
 def cmd_numerics( args ):
-  from .numerics.error_report import markdown_table
-  print( markdown_table(), end="" )
+  from .numerics.error_report import markdown_table, measure_all
+  rows = measure_all()
+  if getattr( args, "json", False ):
+    import dataclasses
+    import json
+    print( json.dumps( { "functions": [ dataclasses.asdict( r ) for r in rows ] }, indent=2 ) )
+    return
+  print( markdown_table( rows ), end="" )
 
 
-def _demo_fpu( n ):
+def _demo_fpu( n, say=print ):
   from .testing.fp16_ops import OPS, random_operands, run_fp16_op
+  out = []
   for op in OPS:
     t0 = time.perf_counter()
     r = run_fp16_op( op, "rtl", {}, random_operands( op, n, seed=11 ) )
     dt = time.perf_counter() - t0
-    print( f"  FP16 {op:5s} RTL (PyMTL3 sim, latency {OPS[op]['latency']:2d}): {n} random "
-           f"operands bit-exact with numerics, {r.cycles / dt:,.0f} cycles/s" )
+    out.append( dict( op=op, latency=OPS[op]['latency'], operands=n, bit_exact=True,
+                      cycles_per_s=r.cycles / dt ) )
+    say( f"  FP16 {op:5s} RTL (PyMTL3 sim, latency {OPS[op]['latency']:2d}): {n} random "
+         f"operands bit-exact with numerics, {r.cycles / dt:,.0f} cycles/s" )
+  return out
 
 
 DEMO_PROMPT = [ 1, 5, 9, 17, 3 ]
 
 
-def _demo_gpt2( seed, n_new ):
+def _demo_gpt2( seed, n_new, say=print ):
   from .appliance.host import Host
   from .compiler import stats as S
   from .compiler.build import compile_model
@@ -48,10 +63,12 @@ def _demo_gpt2( seed, n_new ):
   w = random_weights( cfg, seed )
   ref32 = generate( ReferenceModel( w ), prompt, n_new )
   ref16 = generate( DFXForward( w.to_fp16() ), prompt, n_new )
-  print( f"  GPT-2 '{cfg.name}' ({cfg.n_layer} layers, {cfg.n_embd} wide, {cfg.n_head} heads, "
-         f"random weights, seed {seed}), prompt ids {prompt}, greedy" )
-  print( f"    FP32 reference           {ref32}" )
-  print( f"    DFX numerics (reference) {ref16}" )
+  say( f"  GPT-2 '{cfg.name}' ({cfg.n_layer} layers, {cfg.n_embd} wide, {cfg.n_head} heads, "
+       f"random weights, seed {seed}), prompt ids {prompt}, greedy" )
+  say( f"    FP32 reference           {ref32}" )
+  say( f"    DFX numerics (reference) {ref16}" )
+  rec = dict( model=cfg.name, seed=seed, prompt_ids=prompt, fp32_reference=ref32,
+              dfx_numerics=ref16, appliance=[] )
   for cores in ( 1, 2, 4 ):
     host = Host( compile_model( w.to_fp16(), DFXConfig( cores=cores ), cores,
                                 max_tokens=len( prompt ) + n_new ), "func" )
@@ -59,14 +76,33 @@ def _demo_gpt2( seed, n_new ):
     got = host.generate( prompt, n_new )
     dt = time.perf_counter() - t0
     tot = S.total( host.stats )
-    print( f"    functional appliance, {cores} core(s)  {got}  "
-           f"{'same tokens as DFX numerics' if got == ref16 else 'TOKENS DIFFER'}; {tot['instructions']} instructions, "
-           f"{tot['ring_bytes']} ring bytes, {dt:.1f} s" )
+    rec["appliance"].append( dict( cores=cores, tokens=got, same_as_dfx_numerics=got == ref16,
+                                   instructions=tot['instructions'],
+                                   ring_bytes=tot['ring_bytes'], seconds=round( dt, 3 ) ) )
+    say( f"    functional appliance, {cores} core(s)  {got}  "
+         f"{'same tokens as DFX numerics' if got == ref16 else 'TOKENS DIFFER'}; {tot['instructions']} instructions, "
+         f"{tot['ring_bytes']} ring bytes, {dt:.1f} s" )
+  return rec
 
 
 def cmd_demo( args ):
   from .config import gpt2_preset
   check_context( len( DEMO_PROMPT ), args.new_tokens, gpt2_preset( "tiny" ) )   # before the slow parts
+  if args.json:
+    import dataclasses
+    import json
+    from .numerics.error_report import measure_all
+    quiet = lambda *a, **k: None    # noqa: E731
+    old = os.getcwd()
+    os.chdir( tempfile.mkdtemp( prefix="dfx-demo-" ) )
+    try:
+      fpu = _demo_fpu( args.pairs, quiet )
+    finally:
+      os.chdir( old )
+    print( json.dumps( dict( numerics=[ dataclasses.asdict( r ) for r in measure_all() ],
+                             fp16_operators_rtl=fpu,
+                             gpt2=_demo_gpt2( args.seed, args.new_tokens, quiet ) ), indent=2 ) )
+    return
   print( "pymtl_dfx demo: the golden numerics, the FP16 operators as RTL, and GPT-2 text\n"
          "generation on the modelled appliance (functional level) on 1, 2 and 4 cores.\n"
          "Cycle-level timing and the RTL units of the whole core are not built yet.\n" )
@@ -98,9 +134,14 @@ EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
 
 
 class _Parser( argparse.ArgumentParser ):
-  """argparse that reports a usage error on one line (and exits 2)."""
+  """argparse that reports a usage error on one line (and exits 2); with
+  --json on the command line, also as a JSON error object on stdout."""
+
+  json_errors = False
 
   def error( self, message ):
+    if _Parser.json_errors:
+      _json_error( self.prog, "usage", message, EXIT_USAGE )
     self.exit( EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n" )
 
 
@@ -236,57 +277,231 @@ def _host_kwargs( args ):
   return { kw: args.unit_levels }
 
 
+# -- progress on stderr ---------------------------------------------------------------
+
+# Progress lines appear for anything slower than this, on a terminal only.
+SLOW_SECONDS = 2.0
+
+
+def _stderr_is_tty():
+  try:
+    return sys.stderr.isatty()
+  except ( AttributeError, ValueError ):
+    return False
+
+
+def _stdout_is_tty():
+  try:
+    return sys.stdout.isatty()
+  except ( AttributeError, ValueError ):
+    return False
+
+
+class _Progress:
+  """Transient status lines on stderr ("\\r" + erase), and a closing line
+  for a slow run; silent unless stderr is a terminal, and with --json."""
+
+  def __init__( s, prog, enabled ):
+    s.prog, s.on, s.shown = prog, enabled, False
+    s.t0 = time.perf_counter()
+
+  def elapsed( s ):
+    return time.perf_counter() - s.t0
+
+  def status( s, text, force=False ):
+    if s.on and ( force or s.elapsed() > SLOW_SECONDS ):
+      print( f"\r\033[K{s.prog}: {text}", end="", file=sys.stderr, flush=True )
+      s.shown = True
+
+  def clear( s ):
+    if s.shown:
+      print( "\r\033[K", end="", file=sys.stderr, flush=True )
+      s.shown = False
+
+  def done( s, text ):
+    s.clear()
+    if s.on and s.elapsed() > SLOW_SECONDS:
+      print( f"{s.prog}: {text}", file=sys.stderr, flush=True )
+
+
+# -- decoding options ---------------------------------------------------------------
+
+def _chooser( args, tok ):
+  """(choose, stop token) from --temperature, --top-k, --stop-at-eos, --seed."""
+  from .gpt2.decoding import Sampler, greedy_token
+  if args.top_k and not args.temperature:
+    raise UsageError( "--top-k needs --temperature > 0 (temperature 0 is greedy decoding)" )
+  stop = None
+  if args.stop_at_eos:
+    stop = getattr( tok, "eot_id", None )
+    if stop is None:
+      raise UsageError( f"--stop-at-eos: model {args.model!r} has no tokenizer with an "
+                        f"end-of-text token" )
+  if not args.temperature:
+    return greedy_token, stop
+  return Sampler( args.temperature, args.top_k, seed=args.seed ), stop
+
+
+def _float_at_least_0( text ):
+  import math
+  try:
+    value = float( text )
+  except ValueError:
+    raise argparse.ArgumentTypeError( f"{text!r} is not a number" ) from None
+  if not math.isfinite( value ) or value < 0:
+    raise argparse.ArgumentTypeError( f"{text} must be a finite number >= 0" )
+  return value
+
+
+_float_at_least_0.__name__ = "number >= 0"
+
+
+# -- compiled images ---------------------------------------------------------------------
+
+def _use_image( args, cfg, n_tokens ):
+  """The compiled model of --image, checked against --model, --cores/--set
+  and the generation's length."""
+  from .compiler.build import load_compiled
+  from .config import DFXConfig
+  compiled = load_compiled( args.image )
+  if compiled.gpt.to_hf_dict() != cfg.to_hf_dict():
+    raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} "
+                      f"(n_layer={compiled.gpt.n_layer}, n_embd={compiled.gpt.n_embd}, "
+                      f"vocab_size={compiled.gpt.vocab_size}), not --model {args.model}" )
+  if args.set or args.cores is not None:
+    want = _dfx_config( args ).to_dict()
+    have = compiled.dfx.to_dict()
+    diff = [ f"{k}={have[ k ]}" for k in want if want[ k ] != have.get( k ) ]
+    if diff:
+      raise UsageError( f"--image {args.image} was compiled for {', '.join( diff )}; drop "
+                        f"--cores/--set or compile again with --save-image" )
+  limit = compiled.layout["max_tokens"]
+  if n_tokens > limit:
+    raise UsageError( f"--image {args.image} was compiled for at most {limit} tokens; "
+                      f"this generation needs {n_tokens}" )
+  return compiled
+
+
+def _compile( args, cfg, dfx, n_tokens, progress ):
+  from .compiler.build import compile_model, plan
+  from .compiler.limits import CompileError
+  max_tokens = n_tokens
+  plan( cfg, dfx, dfx.cores, max_tokens )      # every compile-time limit (CompileError)
+  if args.save_image:
+    # a kept image serves any later prompt: compile for the whole context if it fits
+    try:
+      plan( cfg, dfx, dfx.cores, cfg.n_positions )
+      max_tokens = cfg.n_positions
+    except CompileError:
+      pass
+  progress.status( f"loading {args.model} ...", force=True )
+  weights = _load_weights( args.model, cfg, args.seed )
+  progress.status( f"compiling {cfg.name} for {dfx.cores} core(s) ...", force=True )
+  compiled = compile_model( weights.to_fp16(), dfx, dfx.cores, max_tokens=max_tokens )
+  if args.save_image:
+    progress.status( f"writing {args.save_image} ...", force=True )
+    compiled.save( args.save_image )
+  return compiled
+
+
 def cmd_generate( args ):
   import json
   from .appliance.host import Host
-  from .compiler import stats as S
-  from .compiler.build import compile_model, plan
-  from .gpt2.tokenizer import load_tokenizer
+  from .gpt2.tokenizer import StreamDecoder, load_tokenizer
 
-  dfx = _dfx_config( args )
-  cores = dfx.cores
   host_kw = _host_kwargs( args )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = _model_config( args.model )
   tok = load_tokenizer( args.model if os.path.isdir( args.model ) else None, cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
   check_context( len( ids ), args.new_tokens, cfg )
-  max_tokens = len( ids ) + args.new_tokens
-  plan( cfg, dfx, cores, max_tokens )      # every compile-time limit (CompileError)
-  weights = _load_weights( args.model, cfg, args.seed )
+  choose, stop = _chooser( args, tok )
+  n_tokens = len( ids ) + args.new_tokens
+  progress = _Progress( "dfx generate", _stderr_is_tty() and not args.json )
   t0 = time.perf_counter()
-  compiled = compile_model( weights.to_fp16(), dfx, cores, max_tokens=max_tokens )
+  if args.image:
+    progress.status( f"reading {args.image} ...", force=True )
+    compiled = _use_image( args, cfg, n_tokens )
+  else:
+    compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
   compile_s = time.perf_counter() - t0
+  dfx = compiled.dfx
+  if args.level != "func":
+    progress.status( f"building the {args.level} appliance ...", force=True )
   host = Host( compiled, args.level, **host_kw )
-  on_token = None
-  if not args.json:
-    print( tok.decode( ids ), end="", flush=True )
-    on_token = lambda t: print( tok.decode( [ t ] ), end="", flush=True )   # noqa: E731
-  tokens = host.generate( ids, args.new_tokens, on_token )
-  if args.json:
+  progress.clear()
+
+  tokens = []
+  stream = None if args.json else StreamDecoder( tok )
+  quiet_stream = not _stdout_is_tty()
+  t_gen = [ None ]
+
+  def on_step( pos ):
+    if pos < len( ids ):
+      progress.status( f"prompt {pos}/{len( ids )}" )
+    elif quiet_stream and t_gen[0] is not None:
+      done = len( tokens )
+      rate = done / max( 1e-9, time.perf_counter() - t_gen[0] )
+      progress.status( f"token {done + 1}/{args.new_tokens}, {rate:.2f} tokens/s" )
+
+  def on_token( t ):
+    if t_gen[0] is None:
+      t_gen[0] = time.perf_counter()
+      progress.clear()
+      if stream:
+        print( stream.feed( ids ), end="", flush=True )
+    tokens.append( t )
+    if stream and t != stop:
+      print( stream.feed( [ t ] ), end="", flush=True )
+
+  def record( interrupted=False ):
+    from .compiler import stats as S
     steps = host.step_seconds
-    print( json.dumps( {
+    n_gen = max( 1, len( steps ) - len( ids ) )
+    rec = {
       "model": args.model, "level": args.level, "unit_levels": args.unit_levels or {},
-      "cores": cores, "seed": args.seed, "set": args.set,
+      "cores": compiled.cores, "seed": args.seed, "set": args.set,
+      "image": args.image, "saved_image": args.save_image,
+      "decoding": { "temperature": args.temperature, "top_k": args.top_k,
+                    "stop_at_eos": args.stop_at_eos },
       "prompt_ids": ids, "tokens": tokens, "text": tok.decode( tokens ),
+      "stopped_at_eos": stop is not None and stop in tokens,
       "steps": len( steps ), "sim_cycles": host.cycles,
       "seconds": { "compile": round( compile_s, 3 ), "total": round( sum( steps ), 3 ),
-                   "per_generated_token": round( sum( steps[ len( ids ): ] ) /
-                                                 max( 1, len( steps ) - len( ids ) ), 3 ) },
+                   "per_generated_token": round( sum( steps[ len( ids ): ] ) / n_gen, 3 ) },
       "per_op_class": host.stats, "total": S.total( host.stats ),
       "padding": compiled.layout["padding"],
-      **_timing( host, dfx ),
-    }, indent=2 ) )
-  else:
-    print()
-    t = _timing( host, dfx )
-    if t:
-      c = t["cycles"]
-      share = ", ".join( f"{k} {100 * v / max( 1, c['total'] ):.0f}%"
-                         for k, v in sorted( c["per_op_class"].items(), key=lambda kv: -kv[1] )
-                         if v )
-      print( f"[{args.level}: {c['total']:,} cycles = {t['ms_at_clock']['total']:.3f} ms at "
-             f"{dfx.clock_mhz} MHz over {len( c['per_step'] )} steps; {share}]", file=sys.stderr )
+    }
+    if interrupted:
+      rec["interrupted"] = True
+    rec.update( _timing( host, dfx ) )
+    return rec
+
+  try:
+    host.generate( ids, args.new_tokens, on_token, choose=choose, stop_token=stop,
+                   on_step=on_step )
+  except KeyboardInterrupt:
+    progress.clear()
+    if args.json:
+      # the partial result, then main's one line and exit 130
+      print( json.dumps( record( interrupted=True ), indent=2 ), flush=True )
+      args.json_reported = True
+    raise
+  if args.json:
+    print( json.dumps( record(), indent=2 ) )
+    return
+  print( stream.flush() )
+  gen_s = time.perf_counter() - ( t_gen[0] or time.perf_counter() )
+  progress.done( f"{len( tokens )} tokens in {gen_s:.1f} s "
+                 f"({len( tokens ) / max( gen_s, 1e-9 ):.2f} tokens/s on the host)" )
+  t = _timing( host, dfx )
+  if t:
+    c = t["cycles"]
+    share = ", ".join( f"{k} {100 * v / max( 1, c['total'] ):.0f}%"
+                       for k, v in sorted( c["per_op_class"].items(), key=lambda kv: -kv[1] )
+                       if v )
+    print( f"[{args.level}: {c['total']:,} cycles = {t['ms_at_clock']['total']:.3f} ms at "
+           f"{dfx.clock_mhz} MHz over {len( c['per_step'] )} steps; {share}]", file=sys.stderr )
 
 
 TIMED_LEVELS = ( "cl", "rtl", "verilog" )
@@ -332,20 +547,77 @@ def cmd_verilog( args ):
          + f"; {record['seconds']} s" )
 
 
+class _Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter ):
+  """Defaults shown (not for flags and unset options), descriptions and
+  epilogs (the examples) kept as written."""
+
+  def _get_help_string( s, action ):
+    d = action.default
+    if d is None or d is False or d is argparse.SUPPRESS or ( isinstance( d, list ) and not d ):
+      return action.help
+    return super()._get_help_string( action )
+
+
+def _para( *paragraphs ):
+  """Descriptions under RawDescriptionHelpFormatter: each paragraph wrapped."""
+  import textwrap
+  return "\n\n".join( textwrap.fill( t, 79 ) for t in paragraphs )
+
+
+def _presets_text():
+  from .config import GPT2_PRESETS
+  return ", ".join( GPT2_PRESETS )
+
+
+def _add_json( p ):
+  p.add_argument( "--json", action="store_true",
+                  help="print one JSON object on stdout (errors too: {\"error\": ...}); "
+                       "no progress output" )
+
+
 def _parser():
+  from . import __version__
   from .appliance.host import LEVELS
+  presets = _presets_text()
   common = argparse.ArgumentParser( add_help=False )
   common.add_argument( "--debug", action="store_true",
                        help="show the traceback of an error instead of one line" )
-  ap = _Parser( prog="dfx", description="pymtl_dfx: a multi-level model of DFX" )
-  sub = ap.add_subparsers( dest="cmd", required=True )
-  p = sub.add_parser( "generate", parents=[ common ],
-                      help="GPT-2 text generation on the modelled appliance" )
-  p.add_argument( "--model", required=True, help="preset name or Hugging Face checkpoint directory" )
+  ap = _Parser( prog="dfx", formatter_class=_Formatter,
+                description=_para( "pymtl_dfx: a multi-level model of DFX, the multi-FPGA "
+                                   "GPT-2 appliance.",
+                                   f"GPT-2 presets (seeded random weights): {presets}; or a "
+                                   f"Hugging Face GPT-2 folder." ),
+                epilog="examples:\n"
+                       "  dfx generate --model tiny --prompt Hello --new-tokens 16 --cores 4\n"
+                       "  dfx perf --model gpt2-medium --cores 4 --in 64 --out 64\n"
+                       "  dfx verilog --out build/core --set d=32 --set l=8\n"
+                       "  dfx <command> --help   (each command's options and defaults)\n\n"
+                       "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe" )
+  ap.add_argument( "--version", action="version", version=f"dfx (pymtl_dfx) {__version__}" )
+  sub = ap.add_subparsers( dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser )
+  p = sub.add_parser( "generate", parents=[ common ], formatter_class=_Formatter,
+                      help="GPT-2 text generation on the modelled appliance",
+                      description=_para( "Generate text with GPT-2 on N modelled DFX cores: the "
+                                         "compiler partitions the model, the host runs each "
+                                         "token's programs and chooses the next token (greedy, "
+                                         "or sampled with --temperature). Text streams to "
+                                         "stdout; progress goes to stderr on a terminal.",
+                                         f"GPT-2 presets (seeded random weights): {presets}." ),
+                      epilog="examples:\n"
+                             "  dfx generate --model tiny --prompt Hello --new-tokens 16 --cores 4\n"
+                             "  dfx generate --model path/to/gpt2-medium --prompt 'The DFX' --cores 4\n"
+                             "  dfx generate --model gpt2 --prompt-ids 464,3290 --level func --json\n"
+                             "  dfx generate --model tiny --prompt-ids 1,2 --temperature 0.8 --top-k 40 --seed 7\n"
+                             "  dfx generate --model gpt2 --prompt-ids 464 --save-image gpt2.dfx\n"
+                             "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl" )
+  p.add_argument( "--model", required=True,
+                  help=f"a preset ({presets}) or a Hugging Face GPT-2 folder (config.json, "
+                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt)" )
   g = p.add_mutually_exclusive_group( required=True )
-  g.add_argument( "--prompt", help="prompt text" )
+  g.add_argument( "--prompt", help="prompt text (needs the model's tokenizer; a preset "
+                                   "reads it as UTF-8 bytes)" )
   g.add_argument( "--prompt-ids", help="prompt token ids, e.g. 1,2,3" )
-  p.add_argument( "--new-tokens", type=positive, default=16 )
+  p.add_argument( "--new-tokens", type=positive, default=16, help="tokens to generate" )
   p.add_argument( "--cores", type=positive, default=None,
                   help="FPGAs on the ring (1, 2, 4 in DFX; default 1, or --set cores=N); "
                        "any count the compiler supports: heads and columns that do "
@@ -358,21 +630,40 @@ def _parser():
                        "appliance in Verilator" )
   p.add_argument( "--unit-levels", type=_unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
-  p.add_argument( "--seed", type=seed_type, default=0, help="seed of a preset's random weights" )
-  p.add_argument( "--json", action="store_true", help="print one JSON object" )
+  p.add_argument( "--seed", type=seed_type, default=0,
+                  help="seed of a preset's random weights and of sampling" )
+  p.add_argument( "--temperature", type=_float_at_least_0, default=0.0,
+                  help="sample from softmax(logits / T) on the host; 0 is greedy decoding" )
+  p.add_argument( "--top-k", type=_int_at_least( 1 ), default=None,
+                  help="sample among the k largest logits only (needs --temperature)" )
+  p.add_argument( "--stop-at-eos", action="store_true",
+                  help="stop after the tokenizer's end-of-text token" )
+  im = p.add_mutually_exclusive_group()
+  im.add_argument( "--save-image", metavar="FILE",
+                   help="keep the compiled model in FILE (for the whole context when it fits)" )
+  im.add_argument( "--image", metavar="FILE",
+                   help="run a model compiled before with --save-image instead of "
+                        "compiling (--model gives the tokenizer and must match)" )
+  _add_json( p )
   p.set_defaults( fn=cmd_generate )
-  p = sub.add_parser( "demo", parents=[ common ], help="run what the model can do today" )
+  p = sub.add_parser( "demo", parents=[ common ], formatter_class=_Formatter,
+                      help="run what the model can do today",
+                      description=_para( "The golden numerics, the FP16 operators as RTL, and "
+                                         "GPT-2 generation on the functional appliance on 1, "
+                                         "2 and 4 cores." ),
+                      epilog="example:\n  dfx demo --pairs 500 --new-tokens 8" )
   p.add_argument( "--pairs", type=positive, default=2000, help="random operands per FP16 operator" )
-  p.add_argument( "--seed", type=seed_type, default=2 )
-  p.add_argument( "--new-tokens", type=positive, default=12 )
+  p.add_argument( "--seed", type=seed_type, default=2, help="seed of the tiny model's weights" )
+  p.add_argument( "--new-tokens", type=positive, default=12, help="tokens to generate" )
+  _add_json( p )
   p.set_defaults( fn=cmd_demo )
-  p = sub.add_parser( "verilog", parents=[ common ],
+  p = sub.add_parser( "verilog", parents=[ common ], formatter_class=_Formatter,
                       help="write the RTL core as Verilog for an FPGA build",
-                      description="Translate the core (every unit at RTL, HBM/DDR channels as "
-                                  "ports) to one Verilog file, lint it with verilator "
-                                  "--lint-only -Wall, and write it with a file list and the "
-                                  "config it was built for.",
-                      epilog="example: dfx verilog --out build/core_d32 --set d=32 --set l=8 "
+                      description=_para( "Translate the core (every unit at RTL, HBM/DDR "
+                                         "channels as ports) to one Verilog file, lint it "
+                                         "with verilator --lint-only -Wall, and write it with "
+                                         "a file list and the config it was built for." ),
+                      epilog="example:\n  dfx verilog --out build/core_d32 --set d=32 --set l=8 "
                              "--set hbm_channels=4" )
   p.add_argument( "--out", required=True, help="output directory (new or empty)" )
   p.add_argument( "--cores", type=positive, default=None,
@@ -380,11 +671,24 @@ def _parser():
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
                   help="a DFXConfig field, e.g. --set d=32 (repeatable)" )
   p.add_argument( "--no-lint", dest="lint", action="store_false", help="skip the Verilator lint" )
-  p.add_argument( "--json", action="store_true", help="print one JSON object" )
+  _add_json( p )
   p.set_defaults( fn=cmd_verilog )
   from .perf.cli import add_parser as add_perf
   add_perf( sub, common, positive, _model_config, _dfx_config )
-  p = sub.add_parser( "numerics", parents=[ common ], help="measured error of exp/recip/rsqrt/gelu" )
+  perf = sub.choices["perf"]
+  perf.formatter_class = _Formatter
+  if perf.description is None:
+    perf.description = _para( "Cycles, latency and tokens/s of a generation of --in "
+                              "prompt and --out output tokens, CL-exact without data.",
+                              f"GPT-2 presets: {presets}." )
+  if perf.epilog and "\n" not in perf.epilog:
+    perf.epilog = perf.epilog.replace( "example: ", "example:\n  " )
+  p = sub.add_parser( "numerics", parents=[ common ], formatter_class=_Formatter,
+                      help="measured error of exp/recip/rsqrt/gelu",
+                      description="The special functions' error over every finite FP16 input, "
+                                  "against float64.",
+                      epilog="example:\n  dfx numerics --json" )
+  _add_json( p )
   p.set_defaults( fn=cmd_numerics )
   return ap
 
@@ -403,17 +707,40 @@ def _silence_stdout():
     pass   # not a real file (e.g. captured by a test)
 
 
+def _json_error( prog, kind, message, code ):
+  """The error as one JSON object on stdout (with --json)."""
+  import json
+  print( json.dumps( { "error": { "command": prog, "kind": kind, "message": message,
+                                  "exit_code": code } } ), flush=True )
+
+
+def _wants_json( argv ):
+  argv = sys.argv[ 1: ] if argv is None else argv
+  return "--json" in argv[ : argv.index( "--" ) if "--" in argv else len( argv ) ]
+
+
 def main( argv=None ):
-  ap = _parser()
-  args = ap.parse_args( argv )
+  _Parser.json_errors = _wants_json( argv )
+  try:
+    ap = _parser()
+    args = ap.parse_args( argv )
+  finally:
+    _Parser.json_errors = False
   prog = f"dfx {args.cmd}"
+  json_out = getattr( args, "json", False )
+
+  def fail( kind, message, code, line ):
+    print( line, file=sys.stderr )
+    if json_out and not getattr( args, "json_reported", False ):
+      _json_error( prog, kind, message, code )
+    return code
+
   try:
     args.fn( args )
   except UsageError as e:
     if args.debug:
       raise
-    print( f"{prog}: error: {_one_line( e )}", file=sys.stderr )
-    return EXIT_USAGE
+    return fail( "usage", _one_line( e ), EXIT_USAGE, f"{prog}: error: {_one_line( e )}" )
   except BrokenPipeError:
     # `dfx generate ... | head`: the reader has what it wanted
     _silence_stdout()
@@ -421,13 +748,11 @@ def main( argv=None ):
   except KeyboardInterrupt:
     if args.debug:
       raise
-    print( f"{prog}: interrupted", file=sys.stderr )
-    return EXIT_INTERRUPTED
+    return fail( "interrupted", "interrupted", EXIT_INTERRUPTED, f"{prog}: interrupted" )
   except USER_ERRORS as e:
     if args.debug:
       raise
-    print( f"{prog}: {_one_line( e )}", file=sys.stderr )
-    return EXIT_ERROR
+    return fail( "error", _one_line( e ), EXIT_ERROR, f"{prog}: {_one_line( e )}" )
   return 0
 
 

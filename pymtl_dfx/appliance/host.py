@@ -514,17 +514,25 @@ class Host:
                  unit_busy=s.unit_busy, load_cycles=s.load_cycles,
                  readback_cycles=s.readback_cycles )
 
-  def generate( s, prompt_ids, n_new, on_token=None, choose=greedy_token, stop_token=None ):
+  def generate( s, prompt_ids, n_new, on_token=None, choose=greedy_token, stop_token=None,
+                on_step=None ):
     """Summarization over the prompt, then n_new tokens (fewer if
     `stop_token` comes), each chosen by `choose` (greedy; or a seeded
-    `gpt2.decoding.Sampler`); `gpt2.decoding.decode_loop` is the loop."""
+    `gpt2.decoding.Sampler`); `gpt2.decoding.decode_loop` is the loop.
+    `on_step(pos)` is called after each step (progress)."""
     if not prompt_ids:
       raise ValueError( "generation needs at least one prompt token" )
     if len( prompt_ids ) + n_new > s.model.layout["max_tokens"]:
       raise ValueError( f"{len(prompt_ids)} prompt + {n_new} new tokens exceed the compiled "
                         f"context of {s.model.layout['max_tokens']}" )
     s.prompt_len = s.pos + len( prompt_ids )
-    out, logits = decode_loop( s.step, prompt_ids, n_new, choose, on_token, stop_token )
+    step = s.step
+    if on_step is not None:
+      def step( token, want_logits ):
+        logits = s.step( token, want_logits )
+        on_step( s.pos )
+        return logits
+    out, logits = decode_loop( step, prompt_ids, n_new, choose, on_token, stop_token )
     s.last_logits = logits
     return out
 

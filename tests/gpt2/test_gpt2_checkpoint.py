@@ -186,3 +186,42 @@ def test_integer_tensor(ckpt):
   _rewrite(ckpt, t)
   msg = _error(ckpt)
   assert "'ln_f.bias' has dtype I32" in msg
+
+
+def hub_config(cfg, n_positions=True):
+  """config.json as the hub's gpt2 has it: n_ctx beside n_positions (or,
+  in older files, alone), n_inner null, and many keys DFX does not use."""
+  data = {
+    "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+    "attn_pdrop": 0.1, "bos_token_id": cfg.vocab_size - 1, "embd_pdrop": 0.1,
+    "eos_token_id": cfg.vocab_size - 1, "initializer_range": 0.02,
+    "layer_norm_epsilon": cfg.layer_norm_epsilon, "model_type": "gpt2",
+    "n_ctx": cfg.n_positions, "n_embd": cfg.n_embd, "n_head": cfg.n_head,
+    "n_inner": None, "n_layer": cfg.n_layer, "resid_pdrop": 0.1,
+    "summary_activation": None, "summary_first_dropout": 0.1,
+    "summary_proj_to_labels": True, "summary_type": "cls_index",
+    "summary_use_proj": True,
+    "task_specific_params": {"text-generation": {"do_sample": True, "max_length": 50}},
+    "vocab_size": cfg.vocab_size,
+  }
+  if n_positions:
+    data["n_positions"] = cfg.n_positions
+  return data
+
+
+@pytest.mark.parametrize("n_positions", [True, False])
+def test_hub_style_folder_loads(ckpt, weights, n_positions):
+  """The hub's gpt2 files: names without 'transformer.', the attn.bias /
+  attn.masked_bias buffers per layer, n_ctx in config.json."""
+  t = _tensors(ckpt)
+  assert not any(k.startswith("transformer.") for k in t)
+  for i in range(CFG.n_layer):
+    t[f"h.{i}.attn.bias"] = np.tril(np.ones((1, 1, CFG.n_positions, CFG.n_positions),
+                                            np.float32))
+    t[f"h.{i}.attn.masked_bias"] = np.array(-1e4, np.float32)
+  _rewrite(ckpt, t)
+  (ckpt / "config.json").write_text(json.dumps(hub_config(CFG, n_positions)))
+  loaded = load_checkpoint(ckpt)
+  assert loaded.config.n_positions == CFG.n_positions
+  for name in weights.tensors:
+    assert np.array_equal(loaded[name], weights[name]), name
