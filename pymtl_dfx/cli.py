@@ -643,7 +643,8 @@ def _parser():
                    help="keep the compiled model in FILE (for the whole context when it fits)" )
   im.add_argument( "--image", metavar="FILE",
                    help="run a model compiled before with --save-image instead of "
-                        "compiling (--model gives the tokenizer and must match)" )
+                        "compiling: weights, cores and --set come from FILE (--model gives "
+                        "the tokenizer and must match)" )
   _add_json( p )
   p.set_defaults( fn=cmd_generate )
   p = sub.add_parser( "demo", parents=[ common ], formatter_class=_Formatter,

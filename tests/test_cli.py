@@ -253,3 +253,215 @@ def test_timing_of_a_timed_level_sums_and_converts_at_the_clock():
   assert t["ms_at_clock"]["per_step"] == [ 1000 / 200e3, 2000 / 200e3 ]
   assert _timing( SimpleNamespace( level="func" ), DFXConfig() ) == {}
   assert _timing( SimpleNamespace( level="fl" ), DFXConfig() ) == {}
+
+
+# --- a finished command line (issue #13 item 4) ----------------------------------------
+
+def _subparsers():
+  p = cli._parser()
+  return p._subparsers._group_actions[0].choices
+
+
+def test_version( capsys ):
+  from pymtl_dfx import __version__
+  with pytest.raises( SystemExit ) as e:
+    main( [ "--version" ] )
+  assert e.value.code == 0 and capsys.readouterr().out == f"dfx (pymtl_dfx) {__version__}\n"
+
+
+def test_every_command_has_help_with_defaults_an_example_and_json():
+  from pymtl_dfx.config import GPT2_PRESETS
+  top = cli._parser().format_help()
+  assert "--version" in top and "examples:" in top and all( n in top for n in GPT2_PRESETS )
+  for name, p in _subparsers().items():
+    text = p.format_help()
+    assert "example" in text, name
+    assert any( a.dest == "json" for a in p._actions ), name
+    defaulted = [ a for a in p._actions if a.help and a.default not in ( None, False, [] )
+                  and a.default is not __import__( "argparse" ).SUPPRESS ]
+    for a in defaulted:
+      assert f"(default: {a.default})" in " ".join( p._get_formatter()._get_help_string( a )
+                                                    .split() ) % { "default": a.default }, \
+        ( name, a.dest )
+  gen = _subparsers()["generate"].format_help()
+  assert "(default: 16)" in gen and "(default: func)" in " ".join( gen.split() )
+  assert all( n in gen for n in GPT2_PRESETS )
+
+
+def test_numerics_json( capsys ):
+  assert main( [ "numerics", "--json" ] ) == 0
+  rows = json.loads( capsys.readouterr().out )["functions"]
+  assert [ r["name"] for r in rows ] == [ "exp", "recip", "rsqrt", "gelu" ]
+  assert all( r["max_ulp"] >= 0 for r in rows )
+
+
+def test_demo_json( capsys, monkeypatch ):
+  """The demo's parts return records; with --json they print nothing else."""
+  monkeypatch.setattr( cli, "_demo_fpu", lambda n, say: [ { "op": "add", "operands": n } ] )
+  monkeypatch.setattr( cli, "_demo_gpt2", lambda seed, n, say: { "seed": seed, "n": n } )
+  assert main( [ "demo", "--json", "--pairs", "3", "--new-tokens", "2" ] ) == 0
+  out = json.loads( capsys.readouterr().out )
+  assert out["fp16_operators_rtl"] == [ { "op": "add", "operands": 3 } ]
+  assert out["gpt2"] == { "seed": 2, "n": 2 } and len( out["numerics"] ) == 4
+
+
+# errors with --json: one JSON object on stdout, the one line on stderr, the exit code
+
+@pytest.mark.parametrize( "argv, code, kind, named", [
+  ( GEN + [ "--new-tokens", "0" ], 2, "usage", "argument --new-tokens: 0 must be at least 1" ),
+  ( [ "generate", "--model", "tiny" ], 2, "usage", "one of the arguments --prompt --prompt-ids" ),
+  ( GEN + [ "--set", "foo=1" ], 2, "usage", "'foo' is not a DFXConfig field" ),
+  ( GEN + [ "--cores", "300" ], 1, "error", "core count" ),
+  ( [ "generate", "--model", "gpt5", "--prompt-ids", "1" ], 2, "usage", "neither a checkpoint" ),
+  ( [ "perf", "--model", "tiny", "--in", "0", "--out", "1" ], 2, "usage", "--in: 0 must be" ),
+  ( [ "verilog", "--out", "x", "--set", "d=3" ], 2, "usage", "d=3 (must be a power of two)" ),
+] )
+def test_errors_as_json( capsys, tmp_path, monkeypatch, argv, code, kind, named ):
+  monkeypatch.chdir( tmp_path )
+  got, out, err = _run( capsys, argv + [ "--json" ] )
+  assert got == code and err.count( "\n" ) == 1 and named in err, err
+  e = json.loads( out )["error"]
+  assert ( e["kind"], e["exit_code"] ) == ( kind, code ) and named in e["message"]
+  assert os.listdir( tmp_path ) == []
+
+
+# Ctrl-C with --json: the partial result
+
+def test_ctrl_c_with_json_prints_the_partial_result( capsys, monkeypatch ):
+  step = host_mod.Host.step
+  calls = [ 0 ]
+
+  def interrupted_step( s, token, want_logits ):
+    calls[0] += 1
+    if calls[0] == 6:          # 2 prompt steps, then the 4th generated token's step
+      raise KeyboardInterrupt
+    return step( s, token, want_logits )
+
+  monkeypatch.setattr( host_mod.Host, "step", interrupted_step )
+  code, out, err = _run( capsys, GEN + [ "--new-tokens", "10", "--json" ] )
+  assert code == cli.EXIT_INTERRUPTED and err == "dfx generate: interrupted\n"
+  rec = json.loads( out )        # one object: the partial result, no error object after it
+  assert rec["interrupted"] is True and rec["tokens"] == reference( 0, [ 1, 2 ], 4 )
+  assert rec["steps"] == 5
+
+
+# progress on stderr: on a terminal only, never with --json
+
+def test_progress_on_a_terminal( capsys, monkeypatch ):
+  monkeypatch.setattr( cli, "_stderr_is_tty", lambda: True )
+  monkeypatch.setattr( cli, "SLOW_SECONDS", -1.0 )       # everything counts as slow
+  assert main( GEN + [ "--prompt-ids", "1,2,3", "--new-tokens", "3" ] ) == 0
+  err = capsys.readouterr().err
+  for part in ( "compiling tiny for 1 core(s)", "prompt 1/3", "prompt 2/3", "token 2/3",
+                "tokens/s", "3 tokens in" ):
+    assert part in err, err
+  assert err.endswith( "tokens/s on the host)\n" )
+
+
+@pytest.mark.parametrize( "tty, extra", [ ( False, [] ), ( True, [ "--json" ] ) ] )
+def test_no_progress_off_a_terminal_or_with_json( capsys, monkeypatch, tty, extra ):
+  monkeypatch.setattr( cli, "_stderr_is_tty", lambda: tty )
+  monkeypatch.setattr( cli, "SLOW_SECONDS", -1.0 )
+  assert main( GEN + [ "--new-tokens", "3" ] + extra ) == 0
+  assert capsys.readouterr().err == ""
+
+
+# streamed text: a character split across tokens is printed whole, once
+
+def test_streamed_text_keeps_multibyte_characters( capsys ):
+  from pymtl_dfx.gpt2.tokenizer import ByteTokenizer
+  prompt = "né 🙂 日本"
+  rec = run_json( capsys, "--model", "tiny", "--prompt", prompt, "--new-tokens", "12" )
+  assert main( [ "generate", "--model", "tiny", "--prompt", prompt, "--new-tokens", "12" ] ) == 0
+  out = capsys.readouterr().out
+  assert out == ByteTokenizer( 256 ).decode( rec["prompt_ids"] + rec["tokens"] ) + "\n"
+  assert out.startswith( prompt )
+
+
+# --save-image / --image
+
+def test_save_and_reuse_a_compiled_image( capsys, tmp_path ):
+  img = str( tmp_path / "tiny.dfx" )
+  first = run_json( capsys, "--model", "tiny", "--prompt-ids", "1,2", "--new-tokens", "3",
+                    "--cores", "2", "--save-image", img )
+  assert os.path.isfile( img ) and first["saved_image"] == img
+  again = run_json( capsys, "--model", "tiny", "--prompt-ids", "1,2", "--new-tokens", "3",
+                    "--image", img, "--level", "func" )
+  assert again["tokens"] == first["tokens"] == reference( 0, [ 1, 2 ], 3 )
+  assert again["cores"] == 2 and again["seconds"]["compile"] < 5
+  # compiled for the whole context: a longer generation reuses it too
+  longer = run_json( capsys, "--model", "tiny", "--prompt-ids", "5,6,7", "--new-tokens", "20",
+                     "--image", img )
+  assert longer["tokens"] == reference( 0, [ 5, 6, 7 ], 20 )
+
+
+@pytest.fixture
+def saved_image( tmp_path_factory ):
+  img = tmp_path_factory.mktemp( "img" ) / "tiny2.dfx"
+  assert main( GEN + [ "--new-tokens", "1", "--cores", "2", "--save-image", str( img ), "--json" ] ) == 0
+  return str( img )
+
+
+def test_image_errors_are_one_line( capsys, tmp_path, monkeypatch, saved_image ):
+  junk = tmp_path / "junk.dfx"
+  junk.write_bytes( b"not an image" )
+  capsys.readouterr()
+  cases = [
+    ( GEN + [ "--image", saved_image, "--cores", "4" ], 2,
+      f"--image {saved_image} was compiled for cores=2" ),
+    ( GEN + [ "--image", saved_image, "--set", "d=32" ], 2, "was compiled for" ),
+    ( GEN + [ "--image", saved_image, "--save-image", "x.dfx" ], 2,
+      "argument --save-image: not allowed with argument --image" ),
+    ( GEN + [ "--image", str( junk ) ], 1, "not a DFX image" ),
+    ( GEN + [ "--image", str( tmp_path / "absent.dfx" ) ], 1, "No such file or directory" ),
+    ( [ "generate", "--model", "gpt2", "--prompt-ids", "1", "--image", saved_image ], 2,
+      f"--image {saved_image} holds model 'tiny' (n_layer=2, n_embd=128, vocab_size=256), "
+      f"not --model gpt2" ),
+  ]
+  for argv, code, named in cases:
+    _check_one_line( capsys, tmp_path, monkeypatch, argv, code, named )
+
+
+# sampling on the host
+
+def test_sampling_is_seeded_and_matches_the_reference_sampler( capsys ):
+  from pymtl_dfx.gpt2 import Sampler
+  args = ( "--model", "tiny", "--prompt-ids", "1,2", "--new-tokens", "12", "--seed", "5",
+           "--temperature", "1.5", "--top-k", "50" )
+  a = run_json( capsys, *args )
+  assert a["tokens"] == run_json( capsys, *args )["tokens"]
+  w = random_weights( TINY, 5 ).to_fp16()
+  want = generate( DFXForward( w ), [ 1, 2 ], 12, choose=Sampler( 1.5, 50, seed=5 ) )
+  assert a["tokens"] == want != reference( 5, [ 1, 2 ], 12 )
+  assert a["decoding"] == { "temperature": 1.5, "top_k": 50, "stop_at_eos": False }
+
+
+def test_stop_at_eos( capsys, monkeypatch ):
+  from pymtl_dfx.gpt2 import tokenizer
+  ref = reference( 0, [ 1, 2 ], 8 )
+  monkeypatch.setattr( tokenizer.ByteTokenizer, "eot_id", ref[ 2 ] )
+  out = run_json( capsys, "--model", "tiny", "--prompt-ids", "1,2", "--new-tokens", "8",
+                  "--stop-at-eos" )
+  assert out["tokens"] == ref[ :ref.index( ref[ 2 ] ) + 1 ] and out["stopped_at_eos"]
+
+
+@pytest.mark.parametrize( "extra, named", [
+  ( [ "--top-k", "5" ], "--top-k needs --temperature > 0" ),
+  ( [ "--top-k", "0", "--temperature", "1" ], "argument --top-k: 0 must be at least 1" ),
+  ( [ "--temperature", "-1" ], "argument --temperature: -1 must be a finite number >= 0" ),
+  ( [ "--temperature", "nan" ], "argument --temperature: nan must be a finite number >= 0" ),
+  ( [ "--temperature", "hot" ], "argument --temperature: 'hot' is not a number" ),
+  ( [ "--stop-at-eos" ], "--stop-at-eos: model 'tiny' has no tokenizer with an end-of-text" ),
+] )
+def test_sampling_usage_errors( capsys, tmp_path, monkeypatch, extra, named ):
+  _check_one_line( capsys, tmp_path, monkeypatch, GEN + extra, 2, named )
+
+
+def test_folder_without_tokenizer_refuses_text_prompts( capsys, tmp_path, monkeypatch, ckpt ):
+  _check_one_line( capsys, tmp_path, monkeypatch,
+                   [ "generate", "--model", str( ckpt ), "--prompt", "Hello" ], 1,
+                   "no tokenizer (tokenizer.json, or vocab.json + merges.txt), so text cannot "
+                   "be turned into token ids; give the prompt as ids with --prompt-ids" )
+  assert main( [ "generate", "--model", str( ckpt ), "--prompt-ids", "1,2", "--new-tokens",
+                 "2" ] ) == 0
+  assert capsys.readouterr().out.startswith( "<1><2><" )
