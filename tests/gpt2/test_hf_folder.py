@@ -30,7 +30,7 @@ def hub_folder(tmp_path_factory):
   vocab = _vocab()
   cfg = GPT2Config(n_layer=2, n_embd=128, n_head=2, vocab_size=len(vocab), n_positions=64,
                    name="hub")
-  w = random_weights(cfg, seed=21)
+  w = random_weights(cfg, seed=22)     # greedy output that changes token (not one id repeated)
   path = tmp_path_factory.mktemp("hub") / "weights"
   save_checkpoint(path, w)
   t = safetensors.numpy.load_file(str(path / "model.safetensors"))
@@ -65,7 +65,7 @@ def test_dfx_generate_gives_the_fp32_reference_tokens(capsys, tmp_path, hub_fold
   ids = tok.encode(PROMPT)
   assert out["prompt_ids"] == ids and len(ids) < len(PROMPT.encode())    # merges applied
   want = generate(ReferenceModel(w), ids, N_NEW)
-  assert out["tokens"] == want
+  assert out["tokens"] == want and len(set(want)) >= 3
   assert out["text"] == tok.decode(want)
   # streamed: the prompt and the generated text, whole
   assert main(["generate", "--model", str(path), "--prompt", PROMPT, "--new-tokens",
