@@ -29,13 +29,14 @@ def add_parser( sub, common, positive, model_config, dfx_config ):
   p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
 
 
-def _progress( n_steps ):
-  """A progress line on stderr for runs slower than a second."""
+def _progress( n_steps, enabled=True ):
+  """A progress line on stderr for runs slower than a second, on a terminal
+  only (and not with --json: `enabled`)."""
   t0 = time.perf_counter()
 
   def on_step( pos, cycles ):
     dt = time.perf_counter() - t0
-    if dt > 1.0 and sys.stderr.isatty() or pos + 1 == n_steps and dt > 1.0:
+    if enabled and dt > 1.0 and sys.stderr.isatty():
       end = "\n" if pos + 1 == n_steps else "\r"
       print( f"dfx perf: step {pos + 1}/{n_steps} ({dt:.1f} s)", end=end, file=sys.stderr,
              flush=True )
@@ -67,7 +68,7 @@ def cmd_perf( args, model_config, dfx_config ):
   prompt = [ k % gpt.vocab_size for k in range( args.n_in ) ]
   t0 = time.perf_counter()
   res = run( model, prompt, args.n_out,
-             on_step=_progress( args.n_in + args.n_out - 1 ) )
+             on_step=_progress( args.n_in + args.n_out - 1, not args.json ) )
   rec = report( res, dfx, args.n_in, args.n_out )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
               seconds=round( time.perf_counter() - t0, 3 ) )
