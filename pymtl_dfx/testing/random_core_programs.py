@@ -1,0 +1,630 @@
+"""Random legal core programs and the runners that compare the levels on them.
+
+Differential testing of the whole core (issue #10 item 4,
+tests/core/test_random_programs.py): `programs()` is a hypothesis strategy
+of `CoreProgram`s, each a program every level must run to the same end, and
+the initial contents of the memory words it touches.  `FuncRunner` runs one
+on the instruction-level functional core (`funcsim.CoreFunc`, the
+reference); `StreamRunner` on the stream core (`core.Core`, inside the
+host's `HostTop`) at fl, cl or as one Verilator model.  Each runner is built
+once and reused: before a program its touched memory words are written (the
+stream core through the memories' host ports, as the host loads images),
+the core is reset and the program streamed in; after it the touched words
+(and a few guard words around every written region) are read back and, at
+fl / cl / func, the register file is copied.  `compare()` says where two
+results differ.
+
+The configuration is test_core_e2e's small core (d=32, l=8, 4 HBM channels,
+256 register entries, 16 matrix-buffer and partial-sum entries, a 4-tile
+weight FIFO) with its memory depths (1,024 HBM and 128 DDR rows per
+channel), so the Verilator pass reuses that test's Verilated appliance.
+
+What a program is (the legality rules the generator keeps):
+
+  * prologue `ddr_read` fills a register window [base, base+n) from random
+    DDR words; every instruction reads and writes only inside the window;
+    epilogue `ddr_write` dumps the window to DDR, so the register file is
+    compared at every level, a Verilated one included;
+  * body: vector ops (every opcode, len up to 8 entries, `bcast`), matrix
+    ops (conv1d / mm / maskedmm, every post-op, rows up to the x buffer,
+    cols up to 160, random scale and mask), DMA (ddr_read / ddr_write,
+    hbm_read / hbm_write, hbm_write tr at random positions, then read back
+    as a K/V matrix), `sync` (a no-op on one core, still scheduled),
+    chained pairs (the consumer's src1 is the producer's dst), wait flags;
+  * weights: each matrix op is fed by exactly one `hbm_read mpu` before it
+    (its rows giving the same row chunks, vecs = n_r * n_c * l, row- or
+    column-major), placed anywhere since the previous matrix op so the DMA
+    runs ahead; a read reads a random weight region or a region the program
+    wrote before (K/V written, then read as a matrix);
+  * deadlock freedom: the DMA runs one instruction at a time and a weight
+    read completes only when its last tile is in the weight FIFO, so while
+    the tiles of the reads not yet consumed by their matrix ops exceed the
+    FIFO (`weight_fifo_entries` tiles), no DMA instruction and no wait_dma
+    flag may come before the consuming matrix op (the head of the in-order
+    issue would wait for a read that waits for that matrix op);
+  * memory: regions at random word addresses, no two of one program
+    overlapping except a region written then read back; every touched word
+    gets random contents first.
+
+Memory contents mix FP16 edge values into random normal values: +-0,
+subnormals (smallest, largest), the smallest normal, +-65504 and values near
+it, exp's overflow threshold, +-inf, quiet and signalling NaNs, 1 and -1.
+"""
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..config import MEM_WORD_ELEMS
+from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
+from .core_mixing import dfx_config
+
+F16 = np.float16
+CFG = dfx_config( 1 )
+DEPTHS = dict( hbm_depth=1024, ddr_depth=128 )   # test_core_e2e's DEPTHS: one Verilator model
+HBM_WORDS = DEPTHS["hbm_depth"] * CFG.hbm_channels
+DDR_WORDS = DEPTHS["ddr_depth"] * CFG.ddr_channels
+EW = CFG.d // MEM_WORD_ELEMS        # words per register entry
+TW = CFG.l * EW                     # words per d x l tile
+FIFO_TILES = CFG.weight_fifo_entries
+X_ENTRIES = CFG.mreg_entries // 2   # x buffer: a matrix op's ceil(rows/d)
+GUARD = 2                           # words read back either side of a written region
+
+UNARY = ( C.LOAD, C.STORE, C.RECIP, C.RSQRT, C.EXP, C.INVPOW2 )
+REDUCE = ( C.ACCUM, C.REDMAX, C.REDMAXABS )
+BINARY = ( C.ADD, C.SUB, C.MUL )
+MATRIX = ( C.CONV1D, C.MM, C.MASKEDMM )
+
+# FP16 bit patterns mixed into the memories
+EDGE_BITS = np.array( [
+  0x0000, 0x8000,                   # +-0
+  0x0001, 0x8001, 0x03ff, 0x83ff,   # smallest and largest subnormals
+  0x0200, 0x8200,                   # a mid subnormal
+  0x0400, 0x8400,                   # smallest normals
+  0x7bff, 0xfbff, 0x7bfe, 0x7a00,   # 65504, -65504 and near it
+  0x498c, 0x4990, 0xc98c,           # about ln(65504) = 11.09: exp's overflow edge
+  0x7c00, 0xfc00,                   # +-inf
+  0x7e00, 0xfe00, 0x7c01, 0x7fff,   # quiet / signalling NaNs
+  0x3c00, 0xbc00,                   # +-1
+], np.uint16 )
+
+
+def ceil_div( a, b ):
+  return -( -a // b )
+
+
+# -- a program ------------------------------------------------------------------
+
+class CoreProgram:
+  """A program and the memory words it touches.  insts: isa instruction
+  objects in order; init: "hbm"/"ddr" -> [(addr, [n, 32] FP16)], the
+  contents written first; check: "hbm"/"ddr" -> [(lo, hi)], the word
+  ranges compared after the run; window: the register entries (base, n)
+  it uses; seed: the contents' RNG seed; kinds: what it exercises."""
+
+  def __init__( s, insts, init, check, window, seed=0, kinds=() ):
+    s.insts, s.init, s.check, s.window, s.seed = insts, init, check, window, seed
+    s.kinds = set( kinds )
+
+  def listing( s ):
+    return "\n".join( f"{pc:3d}  {format_inst( i )}" for pc, i in enumerate( s.insts ) )
+
+  def words( s ):
+    return [ encode( i ) for i in s.insts ]
+
+  def __repr__( s ):
+    regions = { m: [ ( a, len( w ) ) for a, w in s.init[m] ] for m in s.init }
+    return ( f"CoreProgram(seed={s.seed}, window={s.window}, regions={regions})\n"
+             + s.listing() )
+
+
+def contents( rng, n_words ):
+  """[n_words, 32] FP16 of one region: random normals at a random scale,
+  with edge values mixed in at a random rate (none, some, most)."""
+  n = n_words * MEM_WORD_ELEMS
+  scale = 2.0 ** rng.integers( -6, 4 )
+  x = ( rng.standard_normal( n ) * scale ).astype( F16 ).view( np.uint16 )
+  rate = rng.choice( [ 0.0, 0.02, 0.1, 0.5 ], p=[ 0.35, 0.35, 0.2, 0.1 ] )
+  pick = rng.random( n ) < rate
+  x[ pick ] = rng.choice( EDGE_BITS, int( pick.sum() ) )
+  return x.view( F16 ).reshape( n_words, MEM_WORD_ELEMS )
+
+
+class _Alloc:
+  """Non-overlapping word regions of one memory, at random places."""
+
+  def __init__( s, draw, size ):
+    s.draw, s.size, s.used = draw, size, []
+
+  def take( s, n ):
+    for _ in range( 20 ):
+      lo = s.draw( st.integers( 0, s.size - n ) )
+      if all( lo + n <= a or b <= lo for a, b in s.used ):
+        s.used.append( ( lo, lo + n ) )
+        return lo
+    # fall back: the first gap that fits
+    lo = 0
+    for a, b in sorted( s.used ):
+      if lo + n <= a:
+        break
+      lo = max( lo, b )
+    assert lo + n <= s.size, "memory regions do not fit"
+    s.used.append( ( lo, lo + n ) )
+    return lo
+
+
+class _Builder:
+  """The program under construction and what it has promised."""
+
+  def __init__( s, draw, base, n ):
+    s.draw, s.base, s.n = draw, base, n
+    s.body = []
+    s.pending = []          # tiles of hbm_read mpu not yet consumed, in order
+    s.reads = []            # (rows, cols) each pending read was drawn for
+    s.hbm = _Alloc( draw, HBM_WORDS )
+    s.ddr = _Alloc( draw, DDR_WORDS )
+    s.init = { "hbm": [], "ddr": [] }
+    s.check = { "hbm": [], "ddr": [] }
+    s.guards = { "hbm": [], "ddr": [] }
+    s.written_kv = []       # (addr, vecs, rows) of hbm regions written as V / K
+    s.kinds = set()
+
+  # register ranges inside the window
+  def span( s, entries ):
+    entries = min( entries, s.n )
+    return s.base + s.draw( st.integers( 0, s.n - entries ) ), entries
+
+  def elems( s, entries ):
+    """A length of `entries` entries, the last one partly used."""
+    return entries * CFG.d - s.draw( st.integers( 0, CFG.d - 1 ) )
+
+  def region( s, mem, n_words, written ):
+    lo = getattr( s, mem ).take( n_words )
+    s.init[ mem ].append( ( lo, n_words ) )
+    if written:
+      g = ( max( 0, lo - GUARD ), min( HBM_WORDS if mem == "hbm" else DDR_WORDS, lo + n_words + GUARD ) )
+      s.check[ mem ].append( g )
+      # the guard words get contents too (before every region's own, which
+      # win where they overlap), so they are the same at every level
+      s.guards[ mem ] += [ ( g[0], lo - g[0] ), ( lo + n_words, g[1] - lo - n_words ) ]
+    return lo
+
+  def blocked( s ):
+    """No DMA instruction or wait_dma may come now (see the module doc)."""
+    return sum( s.pending ) > FIFO_TILES
+
+  def flags( s, inst, allow_dma=True ):
+    w = s.draw( st.integers( 0, 19 ) )
+    if w < 3 and not ( w == 0 and not allow_dma ):
+      setattr( inst.hdr, ( "wait_dma", "wait_compute", "wait_router" )[w],
+               inst.hdr.chain.__class__( 1 ) )
+    return inst
+
+  def add( s, inst, kind ):
+    s.body.append( inst )
+    s.kinds.add( kind )
+
+
+def _vector( b, chain=0, src1=None, n=None, op=None ):
+  op = op or b.draw( st.sampled_from( UNARY + REDUCE + BINARY ) )
+  n = n or b.draw( st.integers( 1, 8 ) )
+  n = min( n, b.n )
+  length = b.elems( n )
+  s1 = src1 if src1 is not None else b.span( n )[0]
+  dst = b.span( 1 if op in REDUCE else n )[0]
+  f = dict( dst=dst, src1=s1, len=length, chain=chain )
+  if op in BINARY:
+    bcast = b.draw( st.integers( 0, 3 ) ) == 0
+    f.update( src2=b.span( 1 if bcast else n )[0], bcast=int( bcast ) )
+  return make( op, **f )
+
+
+def _matrix_shape( b ):
+  n_r = b.draw( st.integers( 1, X_ENTRIES ) )
+  rows = n_r * CFG.d - b.draw( st.integers( 0, CFG.d - 1 ) )
+  # at most 24 tiles (192 words to load); n_c past psum_entries=16 splits
+  # the matrix into bands
+  n_c = b.draw( st.integers( 1, min( 20, 24 // n_r ) ) )
+  cols = n_c * CFG.l - b.draw( st.integers( 0, CFG.l - 1 ) )
+  return rows, cols
+
+
+def _weight_read( b, rows, cols ):
+  """The `hbm_read mpu` for a rows x cols matrix: a fresh random region, or
+  one the program wrote (as K rows or V rows) of a fitting size."""
+  n_r, n_c = ceil_div( rows, CFG.d ), ceil_div( cols, CFG.l )
+  vecs = n_r * n_c * CFG.l
+  # the read's rows may differ from the matrix op's, with the same row chunks
+  rrows = n_r * CFG.d - b.draw( st.integers( 0, CFG.d - 1 ) )
+  fits = [ a for a, v in b.written_kv if v * EW >= vecs * EW ]
+  if fits and b.draw( st.integers( 0, 2 ) ) == 0:
+    addr = b.draw( st.sampled_from( fits ) )
+    b.kinds.add( "kv_reread" )
+  else:
+    addr = b.region( "hbm", vecs * EW, False )
+  return make( D.HBM_READ, mpu=1, addr=addr, vecs=vecs, rows=rrows,
+               cmajor=b.draw( st.integers( 0, 1 ) ) )
+
+
+def _matrix( b, rows, cols, chain=0, src1=None ):
+  op = b.draw( st.sampled_from( MATRIX ) )
+  post = b.draw( st.sampled_from( list( PostOp ) ) )
+  out = ceil_div( cols, CFG.d ) + ( post == PostOp.REDMAX )
+  f = dict( dst=b.span( out )[0], src1=src1 if src1 is not None else b.span( ceil_div( rows, CFG.d ) )[0],
+            rows=rows, cols=cols, post=int( post ), chain=chain )
+  if op == C.CONV1D:
+    f["bias"] = b.span( ceil_div( cols, CFG.d ) )[0]
+  elif op == C.MASKEDMM:
+    f["scale"] = int( b.draw( st.sampled_from(
+      [ 0x3000, 0x3800, 0x3c00, 0x2e00, 0xb400, 0x0000, 0x0001, 0x7bff, 0x7c00, 0x7e00 ] ) ) )
+    f["mask"] = b.draw( st.integers( 0, cols + 3 ) )
+  return make( op, **f )
+
+
+def _dma( b ):
+  op = b.draw( st.sampled_from( [ D.DDR_READ, D.DDR_WRITE, D.HBM_READ, D.HBM_WRITE, "tr" ] ) )
+  vecs = b.draw( st.integers( 1, 6 ) )
+  reg, vecs = b.span( vecs )
+  if op == D.DDR_READ:
+    return make( op, rf=reg, addr=b.region( "ddr", vecs * EW, False ), vecs=vecs )
+  if op == D.DDR_WRITE:
+    return make( op, rf=reg, addr=b.region( "ddr", vecs * EW, True ), vecs=vecs )
+  if op == D.HBM_READ:
+    fits = [ a for a, v in b.written_kv if v >= vecs ]
+    if fits and b.draw( st.booleans() ):
+      return make( op, rf=reg, addr=b.draw( st.sampled_from( fits ) ), vecs=vecs )
+    return make( op, rf=reg, addr=b.region( "hbm", vecs * EW, False ), vecs=vecs )
+  if op == D.HBM_WRITE:
+    addr = b.region( "hbm", vecs * EW, True )
+    b.written_kv.append( ( addr, vecs ) )
+    return make( op, rf=reg, addr=addr, vecs=vecs )
+  # hbm_write tr: row `pos` of V into the transposed tile layout
+  pos = b.draw( st.integers( 0, 3 * CFG.d - 1 ) )
+  n_ct = ceil_div( vecs * CFG.d, CFG.l )
+  span = ( pos // CFG.d + 1 ) * n_ct * CFG.l * EW
+  addr = b.region( "hbm", span, True )
+  b.written_kv.append( ( addr, span // EW ) )
+  b.kinds.add( "tr" )
+  return make( D.HBM_WRITE, rf=reg, addr=addr, vecs=vecs, tr=1, pos=pos )
+
+
+@st.composite
+def programs( draw, max_body=14 ):
+  """A `CoreProgram`: prologue, up to `max_body` body instructions (chained
+  pairs and weight reads count one each), matrix ops fed, epilogue."""
+  n = draw( st.integers( 8, 48 ) )
+  base = draw( st.integers( 0, CFG.vreg_entries - n ) )
+  b = _Builder( draw, base, n )
+  seed = draw( st.integers( 0, 2**32 - 1 ) )
+  prologue = make( D.DDR_READ, rf=base, addr=b.region( "ddr", n * EW, False ), vecs=n )
+  dump = b.region( "ddr", n * EW, True )
+  steps = draw( st.integers( 1, max_body ) )
+  for _ in range( steps ):
+    kind = draw( st.sampled_from( [ "vec", "vec", "vec", "mat", "mat", "dma", "dma",
+                                    "sync", "chain", "chain_mat" ] ) )
+    if kind == "vec":
+      b.add( b.flags( _vector( b ), not b.blocked() ), "vec" )
+    elif kind == "sync":
+      reg, k = b.span( draw( st.integers( 1, 4 ) ) )
+      b.add( b.flags( make( RouterOp.SYNC, rf=reg, len=b.elems( k ) ), not b.blocked() ), "sync" )
+    elif kind == "dma":
+      if b.blocked():
+        b.add( _vector( b ), "vec" )
+        continue
+      b.add( b.flags( _dma( b ) ), "dma" )
+    elif kind == "chain":
+      # vector -> vector, the consumer reading the producer's result
+      n_ = draw( st.integers( 1, 4 ) )
+      p = _vector( b, chain=1, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ) )
+      c = _vector( b, src1=int( p.dst ), n=n_ )
+      c.len = c.len.__class__( int( p.len ) )
+      b.add( p, "chain" )
+      b.add( c, "chain" )
+    else:
+      rows, cols = _matrix_shape( b )
+      read = _weight_read( b, rows, cols )
+      if b.blocked() or b.pending:
+        # only one read ahead of its matrix op at a time, the rule the
+        # compiler keeps; place it just before the matrix op
+        at = len( b.body )
+      else:
+        # anywhere since the last matrix op: the DMA runs ahead
+        last = max( [ i for i, x in enumerate( b.body ) if _is_matrix( x ) ], default=-1 )
+        at = draw( st.integers( last + 1, len( b.body ) ) )
+        if any( _is_dma( x ) or x.hdr.wait_dma for x in b.body[ at: ] ) and \
+           read.vecs // CFG.l > FIFO_TILES:
+          at = len( b.body )
+      b.body.insert( at, read )
+      tiles = int( read.vecs ) // CFG.l
+      b.pending.append( tiles )
+      b.kinds.add( "hbm_read_mpu" )
+      if kind == "chain_mat" and draw( st.booleans() ):
+        # a vector op chained into the matrix op's input
+        n_r = ceil_div( rows, CFG.d )
+        p = _vector( b, chain=1, n=n_r, op=draw( st.sampled_from( UNARY + BINARY ) ) )
+        b.add( p, "chain_mat" )
+        m = _matrix( b, rows, cols, src1=int( p.dst ) )
+      elif kind == "chain_mat":
+        # a matrix op chained into a vector op (the attention's softmax)
+        m = _matrix( b, rows, cols )
+        out = int( m.dst ) + ( int( m.post ) == PostOp.REDMAX )
+        n_ = ceil_div( cols, CFG.d )
+        b.add( m, "mat" )
+        b.pending.pop( 0 )
+        if out + n_ <= b.base + b.n:
+          m.hdr.chain = m.hdr.chain.__class__( 1 )
+          c = _vector( b, src1=out, n=n_ )
+          c.len = c.len.__class__( cols )
+          b.add( c, "chain_mat" )
+        continue
+      else:
+        m = _matrix( b, rows, cols )
+      b.add( b.flags( m, not b.blocked() ), "mat" )
+      b.pending.pop( 0 )
+  epilogue = make( D.DDR_WRITE, rf=base, addr=dump, vecs=n )
+  insts = [ prologue ] + b.body + [ epilogue ]
+  rng = np.random.default_rng( seed )
+  init = { m: [ ( a, contents( rng, k ) ) for a, k in b.guards[m] + b.init[m] if k ]
+           for m in b.init }
+  return CoreProgram( insts, init, b.check, ( base, n ), seed, b.kinds )
+
+
+def _is_matrix( inst ):
+  from ..isa import Kind, op_of
+  op = op_of( inst )
+  return int( inst.hdr.kind ) == Kind.COMPUTE and not op.on_vpu
+
+
+def _is_dma( inst ):
+  from ..isa import Kind
+  return int( inst.hdr.kind ) == Kind.DMA
+
+
+# -- running a program ----------------------------------------------------------
+
+@dataclass
+class Result:
+  cycles: int
+  hbm: dict                 # (lo, hi) -> [hi-lo, 32] uint16 words read back
+  ddr: dict
+  rf: object = None         # the whole register file [entries, d] uint16, or None
+  rf_before: object = None  # the same before the program
+  busy: tuple = None        # per unit: cycles it held an unfinished instruction
+
+
+def _bits( a ):
+  return np.ascontiguousarray( a ).view( np.uint16 )
+
+
+def cycle_limit( prog ):
+  """Cycles a program may take: every word, tile and element a few cycles,
+  every instruction two memory round trips and 100 cycles."""
+  work = 0
+  for inst in prog.insts:
+    f = format_inst( inst )
+    if f.startswith( ( "hbm_", "ddr_" ) ):
+      work += int( inst.vecs ) * EW
+    elif f.startswith( "sync" ):
+      work += int( inst.len ) // CFG.router_words + 1
+    elif f.split()[0] in ( "conv1d", "mm", "maskedmm" ):
+      work += ceil_div( int( inst.rows ), CFG.d ) * ceil_div( int( inst.cols ), CFG.l ) * 4
+    else:
+      work += ceil_div( int( inst.len ), CFG.d )
+  return 4 * work + ( 2 * max( CFG.hbm_latency_cycles, CFG.ddr_latency_cycles ) + 100 ) \
+    * len( prog.insts ) + 1_000
+
+
+class ProgramTimeout( AssertionError ):
+  pass
+
+
+class FuncRunner:
+  """The reference: the instruction-level functional core (`CoreFunc`) over
+  whole-memory arrays, built once; a program's regions are written into the
+  arrays in place."""
+
+  level = "func"
+
+  def __init__( s, cfg=CFG ):
+    from pymtl3 import DefaultPassGroup
+    from ..funcsim.CoreFunc import CoreFunc
+    s.hbm = np.zeros( ( HBM_WORDS, MEM_WORD_ELEMS ), F16 )
+    s.ddr = np.zeros( ( DDR_WORDS, MEM_WORD_ELEMS ), F16 )
+    # readonly_hbm_words=0: the MPU caches no matrix (every region may change)
+    s.core = CoreFunc( cfg, 0, 1, s.hbm, s.ddr, 0 )
+    s.core.elaborate()
+    s.core.apply( DefaultPassGroup( linetrace=False ) )
+    s.programs = 0
+
+  def run( s, prog ):
+    core = s.core
+    for m in ( "hbm", "ddr" ):
+      mem = getattr( s, m )
+      for a, w in prog.init[m]:
+        mem[ a: a + len( w ) ] = w
+    core.sim_reset()
+    before = _bits( core.regs.rf.mem ).copy()
+    core.ctrl.load( prog.words() )
+    limit = cycle_limit( prog )
+    k = 0
+    while not core.ctrl.is_idle():
+      if k >= limit:
+        raise ProgramTimeout( f"func: not done in {limit} cycles: {core.line_trace()}" )
+      core.sim_tick()
+      k += 1
+    s.programs += 1
+    return Result( k, { r: _bits( s.hbm[ r[0]:r[1] ] ).copy() for r in prog.check["hbm"] },
+                   { r: _bits( s.ddr[ r[0]:r[1] ] ).copy() for r in prog.check["ddr"] },
+                   _bits( core.regs.rf.mem ).copy(), before )
+
+
+class StreamRunner:
+  """The stream core at `level` (fl, cl, or verilog: every unit RTL and the
+  whole appliance one Verilator model, as the host's "verilog" level) inside
+  the host's `HostTop`, built once.  A program's regions are written through
+  the memories' host ports, the core reset, the program streamed into
+  `inst` (pymtl3's ticks, or the host's tight Verilator loop) and counted
+  from its first word offered to the cycle the core is idle with every word
+  taken, as the host counts a step; then the checked regions are read
+  back."""
+
+  def __init__( s, level, cfg=CFG ):
+    from ..appliance.host import HostTop, _VerilatedSteps
+    from ..core.Core import prepare_sim
+    s.level = level
+    whole = level == "verilog"
+    top = HostTop( cfg, 1, None, DEPTHS["hbm_depth"], DEPTHS["ddr_depth"], "rtl" if whole else level )
+    s.top = prepare_sim( top, [ "dut" ] if whole else () )
+    s.fast = _VerilatedSteps( s.top.dut, 1 ) if whole else None
+    s.top.sim_reset()
+    s.programs = 0
+
+  def _tick_until( s, cond, limit, what ):
+    n = 0
+    while not cond():
+      if n >= limit:
+        raise ProgramTimeout( f"{s.level}: {what} did not finish in {limit} cycles" )
+      s.top.sim_tick()
+      n += 1
+
+  def _stores( s, m ):
+    """The channel stores of memory m ("hbm"/"ddr") of a Python-level core
+    (FL/CL memories), else None."""
+    mem = getattr( s.top.dut.cores[0], m, None ) if s.fast is None else None
+    return getattr( mem, "store", None )
+
+  def _write( s, prog ):
+    from ..appliance.host import ALL_STRB
+    if s._stores( "hbm" ) is not None and s._stores( "ddr" ) is not None:
+      # Python memories: straight into their stores (no cycles); the
+      # Verilated one is written through its host ports
+      for m in ( "hbm", "ddr" ):
+        st_ = s._stores( m )
+        C = len( st_ )
+        for a, w in prog.init[m]:
+          bits = _bits( w )
+          for k in range( len( w ) ):
+            st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = int.from_bytes( bits[k].tobytes(), "little" )
+      return
+    want = []
+    for m in ( "hbm", "ddr" ):
+      port = getattr( s.top, m )[0]
+      port.got.clear()
+      for a, w in prog.init[m]:
+        bits = _bits( w )
+        port.q.extend( port.Req( 1, a + k, ALL_STRB, int.from_bytes( bits[k].tobytes(), "little" ) )
+                       for k in range( len( w ) ) )
+      want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
+    s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
+                   100 * sum( n for _, n in want ) + 1_000, "writing the program's memory words" )
+
+  def _read( s, prog ):
+    out = {}
+    if s._stores( "hbm" ) is not None and s._stores( "ddr" ) is not None:
+      for m in ( "hbm", "ddr" ):
+        st_ = s._stores( m )
+        C = len( st_ )
+        out[m] = { ( lo, hi ): np.frombuffer( b"".join(
+                     st_[ a % C ].rows[ a // C ].to_bytes( 64, "little" ) for a in range( lo, hi ) ),
+                     "<u2" ).reshape( hi - lo, MEM_WORD_ELEMS ).copy()
+                   for lo, hi in prog.check[m] }
+      return out
+    for m in ( "hbm", "ddr" ):
+      port = getattr( s.top, m )[0]
+      port.got.clear()
+      for lo, hi in prog.check[m]:
+        port.q.extend( port.Req( 0, a, 0, 0 ) for a in range( lo, hi ) )
+      n = sum( hi - lo for lo, hi in prog.check[m] )
+      s._tick_until( lambda: len( port.got ) >= n, 100 * n + 1_000, f"reading {m} back" )
+      got, k = port.got, 0
+      res = {}
+      for lo, hi in prog.check[m]:
+        words = b"".join( w.to_bytes( 64, "little" ) for w in got[ k: k + hi - lo ] )
+        res[ ( lo, hi ) ] = np.frombuffer( words, "<u2" ).reshape( hi - lo, MEM_WORD_ELEMS ).copy()
+        k += hi - lo
+      out[m] = res
+    return out
+
+  def run( s, prog ):
+    from ..appliance.host import _Progress
+    from ..compiler import stats as S
+    from ..isa import Kind, op_of
+    from ..units.control.ControlUnitFL import unit_of
+    from ..units.control.msgs import InstMsg
+    top = s.top
+    s._write( prog )
+    top.sim_reset()
+    rfm = getattr( top.dut.cores[0], "rfm", None ) if s.fast is None else None
+    before = _bits( rfm.rf.mem ).copy() if hasattr( rfm, "rf" ) else None
+    units = [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in prog.insts ]
+    track = _Progress( units, [ S.CLASSES[0] ] * len( units ) )
+    limit = cycle_limit( prog )
+
+    def stuck( limit, left=None ):
+      pc = track.oldest
+      where = "-" if pc is None else f"pc {pc} ({format_inst( prog.insts[pc] )})"
+      try:
+        trace = top.dut.cores[0].line_trace()
+      except Exception:
+        trace = "-"
+      return ( f"{s.level}: program not done in {limit} cycles; oldest incomplete {where}; "
+               f"issued/done {track.issued}/{track.retired}; {trace}" )
+
+    if s.fast is not None:
+      from ..appliance.host import StepTimeout
+      try:
+        k = s.fast.run( [ prog.insts ], [ track ], limit, lambda limit, left: stuck( limit, left ) )
+      except StepTimeout as e:
+        raise ProgramTimeout( str( e ) ) from None
+    else:
+      top.src[0].push( InstMsg( encode( i ) ) for i in prog.insts )
+      dut, k = top.dut, 0
+      while True:
+        top.sim_tick()
+        track.cycle( k, int( dut.issued[0] ), int( dut.retired[0] ) )
+        k += 1
+        if int( dut.idle[0] ) and not top.src[0].q:
+          break
+        if k >= limit:
+          raise ProgramTimeout( stuck( limit ) )
+    mem = s._read( prog )
+    rf = _bits( rfm.rf.mem ).copy() if before is not None else None
+    s.programs += 1
+    return Result( k, mem["hbm"], mem["ddr"], rf, before, tuple( track.busy ) )
+
+
+def compare( prog, want, got, what ):
+  """Assert `got` (a stream level's Result) equals `want` (the reference's)
+  word for word; the message names the first difference and the program."""
+  for m in ( "hbm", "ddr" ):
+    for r in prog.check[m]:
+      a, b = getattr( want, m )[r], getattr( got, m )[r]
+      if not np.array_equal( a, b ):
+        w, e = [ int( x ) for x in np.argwhere( a != b )[0] ]
+        raise AssertionError(
+          f"{what}: {m.upper()} word {r[0] + w} element {e}: {b[w, e]:#06x}, the reference "
+          f"{a[w, e]:#06x} ({int( ( a != b ).sum() )} elements differ in words {r[0]}..{r[1] - 1})"
+          f"\n{prog!r}" )
+  # the register file: the window equal to the reference's, every other
+  # entry as it was before the program (each runner has its own history)
+  lo, hi = prog.window[0], prog.window[0] + prog.window[1]
+  for r, who in ( ( want, "the reference" ), ( got, what ) ):
+    if r.rf is None:
+      continue
+    a, b = r.rf_before.reshape( CFG.vreg_entries, CFG.d ), r.rf.reshape( CFG.vreg_entries, CFG.d )
+    a, b = np.concatenate( [ a[ :lo ], a[ hi: ] ] ), np.concatenate( [ b[ :lo ], b[ hi: ] ] )
+    if not np.array_equal( a, b ):
+      v = int( np.argwhere( a != b )[0][0] )
+      v = v if v < lo else v + hi - lo
+      raise AssertionError( f"{who}: register v{v}, outside the program's window "
+                            f"v{lo}..v{hi - 1}, changed\n{prog!r}" )
+  if want.rf is not None and got.rf is not None:
+    a = want.rf.reshape( CFG.vreg_entries, CFG.d )[ lo:hi ]
+    b = got.rf.reshape( CFG.vreg_entries, CFG.d )[ lo:hi ]
+    if not np.array_equal( a, b ):
+      v, e = [ int( x ) for x in np.argwhere( a != b )[0] ]
+      raise AssertionError( f"{what}: register v{lo + v} element {e}: {b[v, e]:#06x}, the "
+                            f"reference {a[v, e]:#06x} ({int( ( a != b ).sum() )} elements "
+                            f"differ)\n{prog!r}" )

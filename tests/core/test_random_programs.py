@@ -1,0 +1,131 @@
+"""Differential random testing of the whole core (issue #10 item 4).
+
+Hypothesis draws legal core programs (`pymtl_dfx.testing.random_core_programs`:
+every instruction kind, chains, wait flags, weight reads running ahead,
+K/V written then read back as a matrix, random sizes, memories holding FP16
+edge values) and each runs on the instruction-level functional core (the
+reference) and on the stream core at the test's level; the HBM and DDR
+words the program touches (and guard words around every written region)
+and the register file (dumped to DDR by the program's last instruction, and
+at fl/cl also copied whole) must be identical.  Under --test-verilog the
+core is the whole Verilated 1-core appliance (test_core_e2e's model: same
+config and memory depths, one build for both), checked against the
+reference and against a CL core: the same cycles per program and the same
+busy cycles per unit.
+
+Programs per CI run (make test), each also run on the functional core:
+  plain pass        fl 60, cl 40 (pymtl3's Python RTL of a whole core is
+                    far too slow: rtl is skipped there)
+  --test-verilog    rtl 40 (Verilator; each also on a CL core)
+That is 100 + 40 stream-core runs, 40 CL cycle references and 140
+functional-core runs: 320 program runs per CI run.
+
+One core per level (and one functional core) is elaborated per module and
+reused for every program; the same programs every run (hypothesis seeded
+with DEFAULT_SEED).
+
+Reproduce / explore:
+  DFX_RANDOM_SEED=<n>            another seed (`random`: a fresh one, printed)
+  DFX_HYPOTHESIS_PROFILE=long    20x the programs per level
+  DFX_RANDOM_PROGRAMS=<n>        exactly n programs per level
+A failure prints the seed, the shrunk program (disassembly, memory regions,
+contents seed) and hypothesis's @reproduce_failure blob.
+"""
+
+import functools
+import os
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, note, seed, settings
+
+from pymtl_dfx.testing.random_core_programs import (FuncRunner, StreamRunner, compare,
+                                                    programs)
+
+COUNTS = { "fl": 60, "cl": 40, "verilog": 40 }
+LONG_FACTOR = 20
+DEFAULT_SEED = 20261130
+
+settings.register_profile( "ci", deadline=None, database=None, print_blob=True,
+                           suppress_health_check=list( HealthCheck ),
+                           phases=[ Phase.explicit, Phase.generate, Phase.shrink ] )
+settings.register_profile( "long", settings.get_profile( "ci" ) )
+
+
+def _profile():
+  name = os.environ.get( "DFX_HYPOTHESIS_PROFILE", "ci" )
+  if name not in ( "ci", "long" ):
+    raise pytest.UsageError( f"DFX_HYPOTHESIS_PROFILE={name!r}: 'ci' or 'long'" )
+  return name
+
+
+def _seed():
+  s = os.environ.get( "DFX_RANDOM_SEED" )
+  if s is None:
+    return DEFAULT_SEED
+  if s == "random":
+    return random.SystemRandom().randrange( 1 << 32 )
+  return int( s )
+
+
+def _count( level ):
+  n = os.environ.get( "DFX_RANDOM_PROGRAMS" )
+  if n:
+    return int( n )
+  return COUNTS[ level ] * ( LONG_FACTOR if _profile() == "long" else 1 )
+
+
+@functools.lru_cache( maxsize=None )
+def runner( level ):
+  """One core per level per module, reused for every program."""
+  return FuncRunner() if level == "func" else StreamRunner( level )
+
+
+def _translating( opts ):
+  return bool( opts and ( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) ) )
+
+
+STATS = {}
+
+
+def test_random_programs( level, cmdline_opts ):
+  verilog = _translating( cmdline_opts )
+  if level == "rtl" and not verilog:
+    pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second: "
+                 "the rtl case runs under --test-verilog (one Verilator model)" )
+  lv = "verilog" if verilog else level
+  n, s = _count( lv ), _seed()
+  ref, dut = runner( "func" ), runner( lv )
+  cl = runner( "cl" ) if lv == "verilog" else None
+  st = STATS[ lv ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, kinds=set() )
+  print( f"\n{lv}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
+
+  @seed( s )
+  @settings( settings.get_profile( "ci" ), max_examples=n )
+  @given( programs() )
+  def check( prog ):
+    note( f"DFX_RANDOM_SEED={s}, level {lv}" )
+    want = ref.run( prog )
+    got = dut.run( prog )
+    compare( prog, want, got, lv )
+    if cl is not None:
+      c = cl.run( prog )
+      compare( prog, want, c, "cl" )
+      assert ( got.cycles, got.busy ) == ( c.cycles, c.busy ), (
+        f"Verilator {got.cycles} cycles (busy per unit {got.busy}), CL {c.cycles} "
+        f"({c.busy})\n{prog!r}" )
+    st["programs"] += 1
+    st["longest"] = max( st["longest"], len( prog.insts ) )
+    st["cycles"] += got.cycles
+    st["most_cycles"] = max( st["most_cycles"], got.cycles )
+    st["kinds"] |= prog.kinds
+
+  t0 = time.process_time()
+  check()
+  print( f"{lv}: {st['programs']} programs (+ as many on the functional core"
+         f"{' and on CL' if cl else ''}), longest {st['longest']} instructions, "
+         f"{st['cycles']} cycles, at most {st['most_cycles']}, {time.process_time() - t0:.1f} s CPU; "
+         f"kinds {sorted( st['kinds'] )}" )
+  assert st["kinds"] >= { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" } \
+    or n < 20, f"the programs missed kinds: {st['kinds']}"
