@@ -45,6 +45,7 @@ from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
 from pymtl_dfx.gpt2.decoding import greedy_token
+from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
 PROMPT = [ 5, 17 ]
@@ -146,6 +147,8 @@ def test_generate_on_cores( case, cores, cmdline_opts ):
                  "(docs/core.md): set DFX_CORE_E2E_FULL=1 to run them" )
   if case == "cl":
     tokens, logits, host = cl_run( cores )
+    # the performance model gives this CL run's cycles exactly
+    assert_perf_equals_cl( compiled( cores )[1], PROMPT, NEW, tokens, host.results() )
   elif case == "rtl":
     tokens, logits, host = run( cores, "verilog" )
   elif case.startswith( "mixed" ):

@@ -1,8 +1,8 @@
 """`pymtl_dfx.perf` gives the CL appliance's cycles exactly: for every step,
 its total, its cycles per op class (the host's attribution) and every
-core's busy cycles per unit, on the small model of tests/core/test_core_e2e.py
-(the same GPT-2 config, seed, DFX config and prompt) at 1, 2 and 4 cores,
-and at other configs: smaller buffers and more HBM channels, other
+core's busy cycles per unit.  tests/core/test_core_e2e.py checks it on its
+own CL runs (the small model at 1, 2 and 4 cores); here the same small
+model at other configs: smaller buffers and more HBM channels, other
 latencies and a smaller scoreboard, and the paper's core (d=64, l=16, 32
 HBM channels, on a 1-layer model 128 wide: a head must be whole entries).
 
@@ -10,7 +10,6 @@ The CL runs are the cost (tens of seconds each): each case runs CL once.
 """
 
 import functools
-import time
 
 import pytest
 
@@ -19,6 +18,7 @@ from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
 # a head is a whole number of register entries: 64 wide for the paper's d=64
@@ -30,8 +30,6 @@ NEW = 2
 CASES = {
   # name: (cores, DFXConfig overrides, prompt, new tokens[, model])
   "1core":  ( 1, [], PROMPT, NEW ),
-  "2core":  ( 2, [], PROMPT, NEW ),
-  "4core":  ( 4, [], PROMPT, NEW ),
   # a shallower weight FIFO and partial-sum buffer (narrower tile bands),
   # twice the HBM channels (a tile in fewer beats, other alignments)
   "2core-buffers": ( 2, [ "psum_entries=4", "weight_fifo_entries=2", "hbm_channels=8" ],
@@ -68,21 +66,11 @@ def cl_run( name ):
   return tokens, host.results()
 
 
-@pytest.mark.parametrize( "name", list( CASES ) )
+@pytest.mark.parametrize( "name", [ n for n in CASES if n != "1core" ] )
 def test_perf_equals_cl( name ):
   _, _, prompt, new, *_ = CASES[ name ]
   tokens, cl = cl_run( name )
-  t0 = time.perf_counter()
-  got = perf.run( compiled( name ), prompt, new, tokens=tokens[:-1] )
-  seconds = time.perf_counter() - t0
-  assert got["step_cycles"] == cl["step_cycles"]
-  for k, ( p, c ) in enumerate( zip( got["step_classes"], cl["step_classes"] ) ):
-    assert p == c, f"step {k}: op-class cycles differ"
-  assert got["unit_busy"] == cl["unit_busy"]
-  for key in ( "cycles", "stage_cycles", "class_cycles" ):
-    assert got[ key ] == cl[ key ], key
-  # perf carries no data: far faster than the CL simulation it matches
-  assert seconds < 60
+  assert_perf_equals_cl( compiled( name ), prompt, new, tokens, cl )
 
 
 def test_generated_tokens_do_not_change_cycles():
