@@ -69,6 +69,8 @@ def test_tokenizer_json_matches_vocab_and_merges(tok):
   assert model["vocab"] == tok.encoder
   merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
   assert {pair: rank for rank, pair in enumerate(merges)} == tok.ranks
+  from_json = GPT2Tokenizer.from_tokenizer_json(os.path.join(TINY_ENGLISH, "tokenizer.json"))
+  assert (from_json.encoder, from_json.ranks, from_json.eot_id) == (tok.encoder, tok.ranks, tok.eot_id)
   cfg = read_config(TINY_ENGLISH)
   assert tok.vocab_size == cfg.vocab_size
   assert isinstance(load_tokenizer(TINY_ENGLISH, cfg.vocab_size), GPT2Tokenizer)
