@@ -20,8 +20,10 @@ pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line.
 import argparse
 import os
 import sys
-import tempfile
 import time
+
+from . import demo as DEMO
+from .models import TINY_ENGLISH
 
 
 def cmd_numerics( args ):
@@ -35,88 +37,31 @@ def cmd_numerics( args ):
   print( markdown_table( rows ), end="" )
 
 
-def _demo_fpu( n, say=print ):
-  from .testing.fp16_ops import OPS, random_operands, run_fp16_op
-  out = []
-  for op in OPS:
-    t0 = time.perf_counter()
-    r = run_fp16_op( op, "rtl", {}, random_operands( op, n, seed=11 ) )
-    dt = time.perf_counter() - t0
-    out.append( dict( op=op, latency=OPS[op]['latency'], operands=n, bit_exact=True,
-                      cycles_per_s=r.cycles / dt ) )
-    say( f"  FP16 {op:5s} RTL (PyMTL3 sim, latency {OPS[op]['latency']:2d}): {n} random "
-         f"operands bit-exact with numerics, {r.cycles / dt:,.0f} cycles/s" )
-  return out
-
-
-DEMO_PROMPT = [ 1, 5, 9, 17, 3 ]
-
-
-def _demo_gpt2( seed, n_new, say=print ):
-  from .appliance.host import Host
-  from .compiler import stats as S
-  from .compiler.build import compile_model
-  from .config import DFXConfig, gpt2_preset
-  from .gpt2 import DFXForward, ReferenceModel, generate, random_weights
-  cfg = gpt2_preset( "tiny" )
-  prompt = DEMO_PROMPT
-  w = random_weights( cfg, seed )
-  ref32 = generate( ReferenceModel( w ), prompt, n_new )
-  ref16 = generate( DFXForward( w.to_fp16() ), prompt, n_new )
-  say( f"  GPT-2 '{cfg.name}' ({cfg.n_layer} layers, {cfg.n_embd} wide, {cfg.n_head} heads, "
-       f"random weights, seed {seed}), prompt ids {prompt}, greedy" )
-  say( f"    FP32 reference           {ref32}" )
-  say( f"    DFX numerics (reference) {ref16}" )
-  rec = dict( model=cfg.name, seed=seed, prompt_ids=prompt, fp32_reference=ref32,
-              dfx_numerics=ref16, appliance=[] )
-  for cores in ( 1, 2, 4 ):
-    host = Host( compile_model( w.to_fp16(), DFXConfig( cores=cores ), cores,
-                                max_tokens=len( prompt ) + n_new ), "func" )
-    t0 = time.perf_counter()
-    got = host.generate( prompt, n_new )
-    dt = time.perf_counter() - t0
-    tot = S.total( host.stats )
-    rec["appliance"].append( dict( cores=cores, tokens=got, same_as_dfx_numerics=got == ref16,
-                                   instructions=tot['instructions'],
-                                   ring_bytes=tot['ring_bytes'], seconds=round( dt, 3 ) ) )
-    say( f"    functional appliance, {cores} core(s)  {got}  "
-         f"{'same tokens as DFX numerics' if got == ref16 else 'TOKENS DIFFER'}; {tot['instructions']} instructions, "
-         f"{tot['ring_bytes']} ring bytes, {dt:.1f} s" )
-  return rec
-
-
 def cmd_demo( args ):
-  from .config import gpt2_preset
-  check_context( len( DEMO_PROMPT ), args.new_tokens, gpt2_preset( "tiny" ) )   # before the slow parts
+  import json
+  from .gpt2.checkpoint import read_config
+  from .gpt2.tokenizer import load_tokenizer
+  gpt = read_config( TINY_ENGLISH )
+  n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( args.prompt ) )
+  check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts
   if args.json:
-    import dataclasses
-    import json
-    from .numerics.error_report import measure_all
     quiet = lambda *a, **k: None    # noqa: E731
-    old = os.getcwd()
-    os.chdir( tempfile.mkdtemp( prefix="dfx-demo-" ) )
-    try:
-      fpu = _demo_fpu( args.pairs, quiet )
-    finally:
-      os.chdir( old )
-    print( json.dumps( dict( numerics=[ dataclasses.asdict( r ) for r in measure_all() ],
-                             fp16_operators_rtl=fpu,
-                             gpt2=_demo_gpt2( args.seed, args.new_tokens, quiet ) ), indent=2 ) )
+    print( json.dumps( DEMO.run_demo( args.prompt, args.new_tokens, args.cores, quiet ),
+                       indent=2 ) )
     return
-  print( "pymtl_dfx demo: the golden numerics, the FP16 operators as RTL, and GPT-2 text\n"
-         "generation on the modelled appliance (functional level) on 1, 2 and 4 cores.\n"
-         "Cycle-level timing and the RTL units of the whole core are not built yet.\n" )
-  print( "1. Special functions, error over every finite FP16 input (vs float64):" )
-  cmd_numerics( args )
-  print( "\n2. FP16 operators as PyMTL3 RTL:" )
-  old = os.getcwd()
-  os.chdir( tempfile.mkdtemp( prefix="dfx-demo-" ) )
-  try:
-    _demo_fpu( args.pairs )
-  finally:
-    os.chdir( old )
-  print( "\n3. GPT-2 generation: FP32, DFX numerics, and the functional appliance:" )
-  _demo_gpt2( args.seed, args.new_tokens )
+  progress = _Progress( "dfx demo", _stderr_is_tty() )
+
+  def write( text ):
+    print( text, end="", flush=True )
+
+  def on_step( k, n ):
+    progress.status( f"timing step {k}/{n}" )
+    if k == n:
+      progress.clear()
+
+  DEMO.run_demo( args.prompt, args.new_tokens, args.cores, write=write, on_step=on_step )
+  print( "\nMore: dfx generate --help (any level down to Verilator), dfx perf --help "
+         "(any model size), dfx verilog --help." )
 
 
 # -- errors: one line each -------------------------------------------------------
@@ -610,9 +555,10 @@ def _parser():
                              "  dfx generate --model tiny --prompt-ids 1,2 --temperature 0.8 --top-k 40 --seed 7\n"
                              "  dfx generate --model gpt2 --prompt-ids 464 --save-image gpt2.dfx\n"
                              "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl" )
-  p.add_argument( "--model", required=True,
+  p.add_argument( "--model", default=TINY_ENGLISH,
                   help=f"a preset ({presets}) or a Hugging Face GPT-2 folder (config.json, "
-                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt)" )
+                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt); "
+                       f"the default is the shipped English GPT-2" )
   g = p.add_mutually_exclusive_group( required=True )
   g.add_argument( "--prompt", help="prompt text (needs the model's tokenizer; a preset "
                                    "reads it as UTF-8 bytes)" )
@@ -648,14 +594,16 @@ def _parser():
   _add_json( p )
   p.set_defaults( fn=cmd_generate )
   p = sub.add_parser( "demo", parents=[ common ], formatter_class=_Formatter,
-                      help="run what the model can do today",
-                      description=_para( "The golden numerics, the FP16 operators as RTL, and "
-                                         "GPT-2 generation on the functional appliance on 1, "
-                                         "2 and 4 cores." ),
-                      epilog="example:\n  dfx demo --pairs 500 --new-tokens 8" )
-  p.add_argument( "--pairs", type=positive, default=2000, help="random operands per FP16 operator" )
-  p.add_argument( "--seed", type=seed_type, default=2, help="seed of the tiny model's weights" )
-  p.add_argument( "--new-tokens", type=positive, default=12, help="tokens to generate" )
+                      help="generate text with the shipped GPT-2 on 4 modelled cards and time it",
+                      description=_para( "The shipped GPT-2 (pymtl_dfx/models/tiny-english) "
+                                         "writes text on the modelled DFX appliance, checked "
+                                         "against the DFX-numerics reference; the performance "
+                                         "model (CL's cycles exactly) then gives the time per "
+                                         "token at the kernel clock and where it goes." ),
+                      epilog="example:\n  dfx demo --prompt 'He went up to' --new-tokens 16 --cores 2" )
+  p.add_argument( "--prompt", default=DEMO.PROMPT, help="prompt text" )
+  p.add_argument( "--new-tokens", type=positive, default=DEMO.NEW_TOKENS, help="tokens to generate" )
+  p.add_argument( "--cores", type=positive, default=DEMO.CORES, help="modelled FPGA cards" )
   _add_json( p )
   p.set_defaults( fn=cmd_demo )
   p = sub.add_parser( "verilog", parents=[ common ], formatter_class=_Formatter,

@@ -153,12 +153,9 @@ def test_usage_errors( capsys, tmp_path, monkeypatch, extra, named ):
   ( [ "generate", "--model", "tiny", "--prompt-ids", ",".join( [ "1" ] * 128 ) ],
     "128 prompt tokens + 16 new tokens = 144 positions" ),
   ( [ "generate", "--model", "tiny" ], "one of the arguments --prompt --prompt-ids is required" ),
-  ( [ "generate", "--prompt", "x" ], "the following arguments are required: --model" ),
-  ( [ "demo", "--pairs", "-1" ], "argument --pairs: -1 must be at least 1" ),
-  ( [ "demo", "--pairs", "0" ], "argument --pairs: 0 must be at least 1" ),
-  ( [ "demo", "--seed", "-1" ], "argument --seed: -1 must be at least 0" ),
+  ( [ "demo", "--cores", "0" ], "argument --cores: 0 must be at least 1" ),
   ( [ "demo", "--new-tokens", "0" ], "argument --new-tokens: 0 must be at least 1" ),
-  ( [ "demo", "--new-tokens", "124" ], "5 prompt tokens + 124 new tokens = 129 positions" ),
+  ( [ "demo", "--new-tokens", "300" ], "4 prompt tokens + 300 new tokens = 304 positions" ),
   ( [ "bake" ], "invalid choice: 'bake'" ),
 ] )
 def test_more_usage_errors( capsys, tmp_path, monkeypatch, argv, named ):
@@ -295,14 +292,16 @@ def test_numerics_json( capsys ):
   assert all( r["max_ulp"] >= 0 for r in rows )
 
 
-def test_demo_json( capsys, monkeypatch ):
-  """The demo's parts return records; with --json they print nothing else."""
-  monkeypatch.setattr( cli, "_demo_fpu", lambda n, say: [ { "op": "add", "operands": n } ] )
-  monkeypatch.setattr( cli, "_demo_gpt2", lambda seed, n, say: { "seed": seed, "n": n } )
-  assert main( [ "demo", "--json", "--pairs", "3", "--new-tokens", "2" ] ) == 0
+def test_demo_json( capsys ):
+  """The demo on the shipped model, short: its record and nothing else on
+  stdout; the appliance's tokens are the reference's, the timing exact
+  cycles split by op class."""
+  assert main( [ "demo", "--json", "--prompt", "He", "--new-tokens", "2", "--cores", "2" ] ) == 0
   out = json.loads( capsys.readouterr().out )
-  assert out["fp16_operators_rtl"] == [ { "op": "add", "operands": 3 } ]
-  assert out["gpt2"] == { "seed": 2, "n": 2 } and len( out["numerics"] ) == 4
+  assert out["model"] == "tiny-english" and out["cores"] == 2 and len( out["tokens"] ) == 2
+  assert out["same_as_dfx_numerics"] is True
+  assert out["cycles"] == sum( out["per_op_class"].values() ) == sum( out["per_stage"].values() )
+  assert out["ms_per_generated_token"] > 0
 
 
 # errors with --json: one JSON object on stdout, the one line on stderr, the exit code
