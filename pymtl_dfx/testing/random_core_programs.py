@@ -71,6 +71,11 @@ TW = CFG.l * EW                     # words per d x l tile
 FIFO_TILES = CFG.weight_fifo_entries
 X_ENTRIES = CFG.mreg_entries // 2   # x buffer: a matrix op's ceil(rows/d)
 GUARD = 2                           # words read back either side of a written region
+# the generator's sizes (CI's; a test may draw bigger programs from a copy):
+# register window entries, a vector op's entries, a matrix's tiles and
+# column tiles (past psum_entries=16 a matrix takes several bands), a DMA
+# transfer's vectors
+SIZES = dict( window=( 8, 48 ), vec_entries=8, tiles=24, col_tiles=20, dma_vecs=6 )
 
 UNARY = ( C.LOAD, C.STORE, C.RECIP, C.RSQRT, C.EXP, C.INVPOW2 )
 REDUCE = ( C.ACCUM, C.REDMAX, C.REDMAXABS )
@@ -168,7 +173,8 @@ class _Builder:
     s.init = { "hbm": [], "ddr": [] }
     s.check = { "hbm": [], "ddr": [] }
     s.guards = { "hbm": [], "ddr": [] }
-    s.written_kv = []       # (addr, vecs, rows) of hbm regions written as V / K
+    s.written_kv = []       # (addr, vecs) of hbm regions written (K rows, V rows)
+    s.written_ddr = []      # (addr, vecs) of ddr regions written
     s.kinds = set()
 
   # register ranges inside the window
@@ -209,7 +215,7 @@ class _Builder:
 
 def _vector( b, chain=0, src1=None, n=None, op=None ):
   op = op or b.draw( st.sampled_from( UNARY + REDUCE + BINARY ) )
-  n = n or b.draw( st.integers( 1, 8 ) )
+  n = n or b.draw( st.integers( 1, SIZES["vec_entries"] ) )
   n = min( n, b.n )
   length = b.elems( n )
   s1 = src1 if src1 is not None else b.span( n )[0]
@@ -226,7 +232,7 @@ def _matrix_shape( b ):
   rows = n_r * CFG.d - b.draw( st.integers( 0, CFG.d - 1 ) )
   # at most 24 tiles (192 words to load); n_c past psum_entries=16 splits
   # the matrix into bands
-  n_c = b.draw( st.integers( 1, min( 20, 24 // n_r ) ) )
+  n_c = b.draw( st.integers( 1, min( SIZES["col_tiles"], SIZES["tiles"] // n_r ) ) )
   cols = n_c * CFG.l - b.draw( st.integers( 0, CFG.l - 1 ) )
   return rows, cols
 
@@ -264,13 +270,19 @@ def _matrix( b, rows, cols, chain=0, src1=None ):
 
 
 def _dma( b ):
-  op = b.draw( st.sampled_from( [ D.DDR_READ, D.DDR_WRITE, D.HBM_READ, D.HBM_WRITE, "tr" ] ) )
-  vecs = b.draw( st.integers( 1, 6 ) )
+  op = b.draw( st.sampled_from( [ D.DDR_READ, D.DDR_WRITE, D.HBM_READ, D.HBM_WRITE, "tr", "tr" ] ) )
+  vecs = b.draw( st.integers( 1, SIZES["dma_vecs"] ) )
   reg, vecs = b.span( vecs )
   if op == D.DDR_READ:
+    fits = [ a for a, v in b.written_ddr if v >= vecs ]
+    if fits and b.draw( st.booleans() ):
+      b.kinds.add( "ddr_reread" )
+      return make( op, rf=reg, addr=b.draw( st.sampled_from( fits ) ), vecs=vecs )
     return make( op, rf=reg, addr=b.region( "ddr", vecs * EW, False ), vecs=vecs )
   if op == D.DDR_WRITE:
-    return make( op, rf=reg, addr=b.region( "ddr", vecs * EW, True ), vecs=vecs )
+    addr = b.region( "ddr", vecs * EW, True )
+    b.written_ddr.append( ( addr, vecs ) )
+    return make( op, rf=reg, addr=addr, vecs=vecs )
   if op == D.HBM_READ:
     fits = [ a for a, v in b.written_kv if v >= vecs ]
     if fits and b.draw( st.booleans() ):
@@ -294,7 +306,7 @@ def _dma( b ):
 def programs( draw, max_body=14 ):
   """A `CoreProgram`: prologue, up to `max_body` body instructions (chained
   pairs and weight reads count one each), matrix ops fed, epilogue."""
-  n = draw( st.integers( 8, 48 ) )
+  n = draw( st.integers( *SIZES["window"] ) )
   base = draw( st.integers( 0, CFG.vreg_entries - n ) )
   b = _Builder( draw, base, n )
   seed = draw( st.integers( 0, 2**32 - 1 ) )
@@ -319,7 +331,9 @@ def programs( draw, max_body=14 ):
       n_ = draw( st.integers( 1, 4 ) )
       p = _vector( b, chain=1, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ) )
       c = _vector( b, src1=int( p.dst ), n=n_ )
-      c.len = c.len.__class__( int( p.len ) )
+      # the consumer takes the producer's elements, or a prefix of them
+      c.len = c.len.__class__( max( 1, int( p.len ) - b.draw(
+        st.sampled_from( [ 0, 0, 0, 1, int( p.len ) // 2 ] ) ) ) )
       b.add( p, "chain" )
       b.add( c, "chain" )
     else:

@@ -130,4 +130,4 @@ def test_random_programs( level, cmdline_opts ):
          f"{st['cycles']} cycles, at most {st['most_cycles']}, {time.process_time() - t0:.1f} s CPU; "
          f"kinds {sorted( st['kinds'] )}" )
   assert st["kinds"] >= { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" } \
-    or n < 20, f"the programs missed kinds: {st['kinds']}"
+    or n < 30, f"the programs missed kinds: {st['kinds']}"
