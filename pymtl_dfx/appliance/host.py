@@ -48,6 +48,7 @@ from ..units.control.footprint import footprint_of
 from ..units.dma.msgs import mk_dma_types
 from ..units.dma.streams import tr_word0
 from ..units.memory.ports import mk_host_types
+from ..units.regfile.ports import vector_error
 from ..units.control.msgs import InstMsg
 from .Appliance import Appliance
 
@@ -363,6 +364,10 @@ class Host:
         if r.count and r.end > cfg.vreg_entries:
           raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): registers {r} "
                               f"run past the {cfg.vreg_entries} entries of the register file" )
+      if kind == Kind.COMPUTE and op.on_vpu:
+        why = vector_error( inst, cfg.d )
+        if why:
+          raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): {why}" )
       if kind != Kind.DMA:
         continue
       m = "ddr" if op in ( D.DDR_READ, D.DDR_WRITE ) else "hbm"

@@ -224,6 +224,15 @@ def _vector( b, chain=0, src1=None, n=None, op=None ):
   if op in BINARY:
     bcast = b.draw( st.integers( 0, 3 ) ) == 0
     f.update( src2=b.span( 1 if bcast else n )[0], bcast=int( bcast ) )
+  # an element-wise op streams: its dst may not start inside a source
+  # after the source's first entry (regfile.ports.vector_error); in place
+  # instead
+  if op not in REDUCE:
+    srcs = [ f["src1"] ] + ( [ f["src2"] ] if op in BINARY and not f["bcast"] else [] )
+    if any( s_ < dst < s_ + n for s_ in srcs ):
+      f["dst"] = f["src1"]
+      if op in BINARY and not f["bcast"] and f["src2"] < f["src1"] < f["src2"] + n:
+        f["src2"] = f["src1"]
   return make( op, **f )
 
 

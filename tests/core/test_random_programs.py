@@ -131,3 +131,25 @@ def test_random_programs( level, cmdline_opts ):
          f"kinds {sorted( st['kinds'] )}" )
   assert st["kinds"] >= { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" } \
     or n < 30, f"the programs missed kinds: {st['kinds']}"
+
+
+def test_a_vector_op_writing_into_its_own_source_is_refused():
+  """Found by the random programs (bigger sizes): `store v51, v39, len=1040`
+  writes entries its own later reads take (the VPU side streams, so CL and
+  the Verilated core copied already-copied entries; the functional core
+  and FL read every source first).  Such an op is refused with one error
+  naming it (regfile.ports.vector_error: the FL / CL managers and
+  Host.check_program)."""
+  from pymtl_dfx.isa import assemble
+  from pymtl_dfx.testing.random_core_programs import CFG, CoreProgram
+  from pymtl_dfx.units.regfile.ports import RFMError, vector_error
+  d = CFG.d
+  for text in ( "store v51, v39, len=1040", "exp v40, v39, len=64", "add v40, v10, v39, len=64" ):
+    assert "after its first entry" in vector_error( assemble( text )[0], d ), text
+  for text in ( "store v39, v39, len=1040", "store v20, v39, len=1040", "add v41, v39, v40, len=64 bcast",
+                "accum v40, v39, len=64", "exp v41, v39, len=64", "mul v39, v39, v39, len=64" ):
+    assert vector_error( assemble( text )[0], d ) is None, text
+  prog = CoreProgram( assemble( "store v51, v39, len=1040" ), { "hbm": [], "ddr": [] },
+                      { "hbm": [], "ddr": [] }, ( 39, 45 ) )
+  with pytest.raises( RFMError, match="inside src1 v39..v71" ):
+    StreamRunner( "fl" ).run( prog )

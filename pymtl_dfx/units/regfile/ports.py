@@ -69,9 +69,33 @@ def matrix_error( inst, cfg ):
   return None
 
 
-def vector_error( inst ):
-  if int( inst.len ) < 1:
-    return f"len={int( inst.len )} must be >= 1"
+def vector_error( inst, d=None ):
+  """Why the manager cannot run a vector instruction, or None.  With `d`:
+  an element-wise op streams, entry k of dst being written while later
+  source entries are still to be read, so a dst that starts inside a
+  source range after its first entry (src < dst < src + entries) would
+  read results where the instruction means sources (the sequential
+  meaning reads every source first); such an op is refused (dst == src,
+  in place, and dst before src are fine).  Reductions write dst once, at
+  the end."""
+  n = int( inst.len )
+  if n < 1:
+    return f"len={n} must be >= 1"
+  if d is not None:
+    from ...isa import op_of
+    from ..control.footprint import BINARY, REDUCTIONS
+    op = op_of( inst )
+    if op not in REDUCTIONS:
+      entries = -( -n // d )
+      dst = int( inst.dst )
+      srcs = [ ( "src1", int( inst.src1 ) ) ]
+      if op in BINARY and not int( inst.bcast ):
+        srcs.append( ( "src2", int( inst.src2 ) ) )
+      for name, src in srcs:
+        if src < dst < src + entries:
+          return ( f"dst v{dst} lies inside {name} v{src}..v{src + entries - 1} after its "
+                   f"first entry: the op streams, so it would read entries it has already "
+                   f"written (use dst == {name}, a dst before it, or a disjoint dst)" )
   return None
 
 
