@@ -51,7 +51,9 @@ def rtl_components():
 
 
 def _classes_below( comp ):
-  out = { type( comp ).__name__ }
+  # a base class (e.g. lib.comb_pipe.CombPipeRTL under the FP16 operators)
+  # is Verilated as part of every subclass
+  out = { c.__name__ for c in type( comp ).__mro__ if c.__module__.startswith( "pymtl_dfx." ) }
   for child in comp.get_child_components():
     out |= _classes_below( child )
   return out
