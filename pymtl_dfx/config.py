@@ -5,8 +5,12 @@ in); `GPT2Config` describes the model.  Everything else (bit widths of ISA
 fields, buffer address widths, bandwidths in bytes per cycle) is derived from
 these two classes, never restated.
 
-Defaults are the paper's: d=64, l=16, 200 MHz, 32 HBM pseudo-channels x 512
-bit per cycle, DDR4 at 38 GB/s, two 100 Gb/s QSFP ports per card.
+The architecture's defaults are the paper's: d=64, l=16, 200 MHz, 32 HBM
+pseudo-channels x 512 bit per cycle, two 100 Gb/s QSFP ports per card.  The
+costs of the U280 system around the core (memory latencies and delivered
+bandwidths, the ring hop, the host's per-step transfers) default to public
+measurements, each cited in docs/perf.md "Costs of the U280 system"
+(`COST_FIELDS` lists them); none is fitted to the DFX paper's results.
 
 Invalid values raise `ConfigError`, which names every bad field and its value.
 Sizes that merely do not divide evenly (e.g. 50,257 vocabulary columns over
@@ -62,6 +66,14 @@ def _int_field_errors(obj, names):
   return errors
 
 
+# The DFXConfig fields that stand for a cost of the U280 system around the
+# core, each defaulting to a public measurement; docs/perf.md "Costs of the
+# U280 system" has one row per field with its source (a test checks).
+COST_FIELDS = ("hbm_channel_gbps", "hbm_latency_ns", "ddr_gbps", "ddr_latency_ns",
+               "ring_gbps", "ring_latency_ns", "ring_frame_overhead_bytes",
+               "host_step_us")
+
+
 @dataclass(frozen=True)
 class DFXConfig:
   """Hardware parameters of one DFX core and of the appliance.
@@ -73,13 +85,31 @@ class DFXConfig:
   hbm_channels HBM pseudo-channels the DMA reads in parallel
   hbm_channel_bits  bits each channel delivers per kernel cycle
   hbm_channel_mb    capacity of one pseudo-channel
-  ddr_gbps     DDR bandwidth in GB/s (1e9 bytes/s)
-  ring_gbps    one QSFP link, Gb/s (1e9 bits/s)
-  ring_latency_ns  one ring hop (router out -> QSFP IP -> cable -> QSFP IP ->
-               next router in), ns; a modelling assumption, not from the paper
-  hbm_latency_ns  one HBM read, request accepted -> data back, ns; a
-               modelling assumption, not from the paper
-  ddr_latency_ns  the same for DDR; an assumption too
+  Costs of the U280 system (defaults: public measurements, docs/perf.md
+  "Costs of the U280 system" gives each source and why it applies):
+  hbm_channel_gbps  what one HBM pseudo-channel delivers to one 512-bit port
+               reading sequentially in 64 B transactions, GB/s: 13.04
+               (Vitis-Tutorials HBM bandwidth explorations); a channel moves
+               min(this, the port's clock x hbm_channel_bits) (at 200 MHz the
+               port's 12.8 GB/s binds: efficiency 1, `hbm_channel_efficiency`)
+  hbm_latency_ns  one HBM read, request accepted -> data back, ns: 122.2 (idle
+               page-hit read, 48 cycles at 450 MHz, plus 7 cycles with the AXI
+               switch on; Shuhai, FCCM 2020)
+  ddr_gbps     DDR bandwidth over both DDR4 channels, GB/s (1e9 bytes/s): 33.0
+               (STREAM on the U280's two channels, 16.5 GB/s each)
+  ddr_latency_ns  one DDR read, ns: 73 (idle page-hit read, Shuhai)
+  ring_gbps    one QSFP28 link's line rate, Gb/s (1e9 bits/s)
+  ring_latency_ns  one ring hop (router out -> network IP and 100G MAC ->
+               cable -> MAC and IP -> next router in), one way, ns: 535.5 (half
+               the measured 1.071 us U280-to-U280 UDP round trip over a direct
+               cable)
+  ring_frame_overhead_bytes  bytes each packet costs on the wire besides its
+               payload (preamble, Ethernet header and FCS, inter-frame gap,
+               IPv4 and UDP headers): 66, which gives the measured UDP
+               throughput at every measured payload size
+  host_step_us  the host's cost per token step, us: 33.3 (the measured
+               blocking small write + read pair host <-> U280 over XRT: the
+               token in, the result out); charged to op class "host"
   mem_outstanding requests one memory channel holds (accepted, response not
                yet taken); full bandwidth needs more than the latency in cycles
   router_words words the router moves per synchronisation packet
@@ -108,11 +138,14 @@ class DFXConfig:
   hbm_channels: int = 32
   hbm_channel_bits: int = 512
   hbm_channel_mb: int = 256
-  ddr_gbps: float = 38.0
+  hbm_channel_gbps: float = 13.04
+  ddr_gbps: float = 33.0
   ring_gbps: float = 100.0
-  ring_latency_ns: float = 500.0
-  hbm_latency_ns: float = 150.0
-  ddr_latency_ns: float = 100.0
+  ring_latency_ns: float = 535.5
+  ring_frame_overhead_bytes: int = 66
+  hbm_latency_ns: float = 122.2
+  ddr_latency_ns: float = 73.0
+  host_step_us: float = 33.3
   mem_outstanding: int = 64
   router_words: int = 64
   vreg_entries: int = 2048
@@ -140,13 +173,22 @@ class DFXConfig:
                  "scoreboard_entries", "inst_buffer_entries",
                  "weight_fifo_entries"]
     errors = _int_field_errors(self, int_names)
-    for name in ("ddr_gbps", "ring_gbps", "ring_latency_ns", "hbm_latency_ns",
-                 "ddr_latency_ns"):
+    for name in ("hbm_channel_gbps", "ddr_gbps", "ring_gbps", "ring_latency_ns",
+                 "hbm_latency_ns", "ddr_latency_ns"):
       value = getattr(self, name)
       _check(errors, name, value,
              isinstance(value, (int, float)) and not isinstance(value, bool)
              and math.isfinite(value) and value > 0,
              "must be a positive number")
+    value = self.host_step_us
+    _check(errors, "host_step_us", value,
+           isinstance(value, (int, float)) and not isinstance(value, bool)
+           and math.isfinite(value) and value >= 0,
+           "must be a number >= 0")
+    value = self.ring_frame_overhead_bytes
+    _check(errors, "ring_frame_overhead_bytes", value,
+           isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+           "must be an integer >= 0")
     if not errors:
       for name in ("d", "l", "hbm_channels", "vreg_entries", "mreg_entries",
                    "psum_entries"):
@@ -234,15 +276,30 @@ class DFXConfig:
     return self.ddr_gbps * 1e9 / (self.clock_mhz * 1e6)
 
   @property
-  def hbm_words_per_channel_cycle(self) -> Fraction:
-    """64-byte memory words one HBM pseudo-channel moves per kernel cycle
-    (1 at the paper's 512 bits)."""
+  def hbm_port_words_per_cycle(self) -> Fraction:
+    """64-byte words one HBM port takes per kernel cycle (the kernel side:
+    1 at the paper's 512 bits)."""
     return Fraction(self.hbm_channel_bits, MEM_WORD_BITS)
 
   @property
+  def hbm_words_per_channel_cycle(self) -> Fraction:
+    """64-byte memory words one HBM pseudo-channel delivers per kernel
+    cycle, exactly: the port's rate or the pseudo-channel's measured
+    `hbm_channel_gbps`, whichever is lower (at 200 MHz x 64 B = 12.8 GB/s
+    the port binds: 1 word)."""
+    gbps = Fraction(self.hbm_channel_gbps).limit_denominator(10**6)
+    return min(self.hbm_port_words_per_cycle,
+               gbps * 1000 / (self.clock_mhz * MEM_WORD_BYTES))
+
+  @property
+  def hbm_channel_efficiency(self) -> Fraction:
+    """Delivered fraction of the port's rate (1 when the port binds)."""
+    return self.hbm_words_per_channel_cycle / self.hbm_port_words_per_cycle
+
+  @property
   def ddr_words_per_cycle(self) -> Fraction:
-    """64-byte words DDR moves per kernel cycle, exactly: 38 GB/s at 200 MHz
-    is 190 bytes, 95/32 words."""
+    """64-byte words DDR moves per kernel cycle, exactly: 33 GB/s at 200 MHz
+    is 165 bytes, 165/64 words."""
     gbps = Fraction(self.ddr_gbps).limit_denominator(10**6)
     return gbps * 1000 / (self.clock_mhz * MEM_WORD_BYTES)
 
@@ -278,9 +335,25 @@ class DFXConfig:
     return gbps * 1000 / (FP16_BITS * self.clock_mhz)
 
   @property
+  def ring_packet_words_per_cycle(self) -> Fraction:
+    """Payload words a link delivers per cycle when every packet carries
+    router_words payload words and ring_frame_overhead_bytes of framing:
+    the line rate times payload / (payload + overhead); 125/4 x 128/194 =
+    2000/97 words (66 Gb/s of payload) at the defaults."""
+    payload = self.router_words * FP16_BYTES
+    return self.ring_words_per_cycle * Fraction(
+      payload, payload + self.ring_frame_overhead_bytes)
+
+  @property
   def ring_latency_cycles(self) -> int:
     """One ring hop's latency in kernel cycles (rounded up, at least 1)."""
     return _ns_to_cycles(self.ring_latency_ns, self.clock_mhz)
+
+  @property
+  def host_step_cycles(self) -> int:
+    """The host's per-step cost in kernel cycles (rounded up; 0 when
+    host_step_us is 0)."""
+    return math.ceil(self.host_step_us * self.clock_mhz - 1e-9)
 
   @property
   def tile_elems(self) -> int:

@@ -51,7 +51,7 @@ def table( cfg, n, rtl, few ):
   lines = [
     f"DFXConfig defaults: {cfg.clock_mhz} MHz; HBM {cfg.hbm_channels} x {cfg.hbm_channel_bits} bit, "
     f"latency {cfg.hbm_latency_ns:g} ns; DDR {cfg.ddr_gbps:g} GB/s, latency "
-    f"{cfg.ddr_latency_ns:g} ns (latencies are modelling assumptions); "
+    f"{cfg.ddr_latency_ns:g} ns (public measurements, docs/perf.md); "
     f"{cfg.mem_outstanding} outstanding requests per channel; {n} reads per channel",
     "",
     "| memory | level | channels | rate/channel (words/cycle) | latency (cycles) | "

@@ -88,3 +88,77 @@ def test_with_overrides_names_the_bad_assignment( bad, named ):
   with pytest.raises( ConfigError ) as e:
     DFXConfig().with_overrides( bad )
   assert named in str( e.value )
+
+
+# -- the costs of the U280 system (issue #12 item 3) ------------------------------
+
+@pytest.mark.parametrize( "field,value,why", [
+  ( "hbm_channel_gbps", 0, "positive number" ), ( "hbm_channel_gbps", float( "nan" ), "positive number" ),
+  ( "hbm_latency_ns", -1.0, "positive number" ), ( "ddr_gbps", -33.0, "positive number" ),
+  ( "ddr_latency_ns", 0, "positive number" ), ( "ring_gbps", True, "positive number" ),
+  ( "ring_latency_ns", float( "inf" ), "positive number" ),
+  ( "ring_frame_overhead_bytes", -1, "integer >= 0" ), ( "ring_frame_overhead_bytes", 6.5, "integer >= 0" ),
+  ( "host_step_us", -0.5, r"number >= 0" ), ( "host_step_us", "33", r"number >= 0" ),
+] )
+def test_invalid_cost_values_name_the_field( field, value, why ):
+  with pytest.raises( ConfigError, match=rf"{field}={value!r}.*{why}" ):
+    DFXConfig( **{ field: value } )
+
+
+def test_cost_overrides_parse_as_their_types():
+  c = DFXConfig().with_overrides( [ "ring_frame_overhead_bytes=0", "host_step_us=0",
+                                     "hbm_channel_gbps=6.4" ] )
+  assert ( c.ring_frame_overhead_bytes, c.host_step_us, c.hbm_channel_gbps ) == ( 0, 0.0, 6.4 )
+  with pytest.raises( ConfigError, match="ring_frame_overhead_bytes='1.5'.*integer" ):
+    DFXConfig().with_overrides( [ "ring_frame_overhead_bytes=1.5" ] )
+
+
+def test_cost_defaults_in_cycles():
+  """The sourced defaults (docs/perf.md "Costs of the U280 system") at the
+  200 MHz kernel clock."""
+  from fractions import Fraction
+  c = DFXConfig()
+  # 13.04 GB/s sequential per pseudo-channel is above the port's 12.8 GB/s
+  assert c.hbm_words_per_channel_cycle == 1 and c.hbm_channel_efficiency == 1
+  assert c.hbm_latency_cycles == 25            # 122.2 ns
+  assert c.ddr_words_per_cycle == Fraction( 165, 64 ) and c.ddr_channels == 4
+  assert c.ddr_latency_cycles == 15            # 73 ns
+  assert c.ring_latency_cycles == 108          # 535.5 ns
+  # 128 payload bytes per packet, 66 of framing: 100 Gb/s x 128/194
+  assert c.ring_packet_words_per_cycle == Fraction( 125, 4 ) * Fraction( 128, 194 )
+  assert c.host_step_cycles == 6660            # 33.3 us
+  # a slower pseudo-channel binds: half the port's rate
+  half = c.replace( hbm_channel_gbps=6.4 )
+  assert half.hbm_words_per_channel_cycle == Fraction( 1, 2 ) == half.hbm_channel_efficiency
+  assert c.replace( ring_frame_overhead_bytes=0 ).ring_packet_words_per_cycle == c.ring_words_per_cycle
+  assert c.replace( host_step_us=0 ).host_step_cycles == 0
+
+
+def test_udp_framing_gives_the_measured_throughputs():
+  """ring_frame_overhead_bytes=66 reproduces the four measured UDP
+  throughputs U280 to U280 (xup_vitis_network_example) within 0.1 Gb/s."""
+  c = DFXConfig()
+  for payload, gbps in ( ( 64, 49.2 ), ( 256, 79.5 ), ( 1024, 94.0 ), ( 1472, 95.7 ) ):
+    got = c.ring_gbps * payload / ( payload + c.ring_frame_overhead_bytes )
+    assert abs( got - gbps ) <= 0.1, ( payload, got )
+
+
+def test_every_cost_field_is_in_the_docs_table():
+  """docs/perf.md "Costs of the U280 system" has a row for every cost field
+  (COST_FIELDS) naming its default, and COST_FIELDS names DFXConfig fields."""
+  import dataclasses
+  import pathlib
+  import re
+  from pymtl_dfx.config import COST_FIELDS
+  names = { f.name: f.default for f in dataclasses.fields( DFXConfig ) }
+  doc = ( pathlib.Path( __file__ ).resolve().parents[1] / "docs" / "perf.md" ).read_text()
+  section = doc.split( "## Costs of the U280 system", 1 )
+  assert len( section ) == 2, "docs/perf.md lacks the section"
+  section = section[1].split( "\n## ", 1 )[0]
+  rows = { m.group( 1 ): m.group( 2 ) for m in
+           re.finditer( r"^\| `(\w+)` \| ([^|]+) \|", section, re.M ) }
+  for name in COST_FIELDS:
+    assert name in names, name
+    assert name in rows, f"{name} has no row in docs/perf.md's cost table"
+    assert float( rows[ name ].strip().replace( ",", "" ) ) == float( names[ name ] ), name
+  assert set( rows ) == set( COST_FIELDS )

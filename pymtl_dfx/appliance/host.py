@@ -26,7 +26,10 @@ class of the oldest instruction of that core's program not yet completed
 (its done token not yet taken); once all have completed, to the last one's.
 The step's classes are the slowest core's (the one whose last instruction
 completes last, ties to the lowest id), so they sum exactly to the step's
-cycles.  A unit is busy in a cycle when it holds an issued, not yet
+cycles.  Then every step, at every level (and in `perf`), adds the host's
+per-step cost (`DFXConfig.host_step_cycles`: the blocking transfers that
+put the token in and take the result out) to its cycles, charged to the op
+class "host" (`add_host_step`).  A unit is busy in a cycle when it holds an issued, not yet
 completed instruction at the start of that cycle.
 """
 
@@ -218,6 +221,16 @@ class _VerilatedSteps:
     return k
 
 
+def add_host_step( cfg, cycles, per_class ):
+  """A step's cycles and op classes with the host's per-step cost added:
+  the one place it is charged (the hosts at every level, `perf`)."""
+  h = cfg.host_step_cycles
+  if per_class is not None:
+    per_class = dict( per_class )
+    per_class["host"] = per_class.get( "host", 0 ) + h
+  return cycles + h, per_class
+
+
 # -- per-core progress: which instruction is the oldest not completed -----------
 
 class _Progress:
@@ -230,7 +243,7 @@ class _Progress:
     s.pcs = [ [ pc for pc, u in enumerate( units ) if u == k ] for k in range( len( UNITS ) ) ]
     s.issued = [ 0 ] * len( UNITS )
     s.retired = [ 0 ] * len( UNITS )
-    s.cycles = dict.fromkeys( S.CLASSES, 0 )
+    s.cycles = dict.fromkeys( S.CYCLE_CLASSES, 0 )
     s.busy = [ 0 ] * len( UNITS )
     s.last_done = 0          # cycle (within the step) of the last completion
     s.n = len( units )
@@ -275,7 +288,7 @@ class Host:
     s.step_cycles = []                     # per step: total cycles
     s.step_classes = []                    # per step: op class -> cycles (stream levels)
     s.stage_cycles = dict.fromkeys( STAGES, 0 )
-    s.class_cycles = dict.fromkeys( S.CLASSES, 0 )
+    s.class_cycles = dict.fromkeys( S.CYCLE_CLASSES, 0 )
     s.unit_busy = None                     # per core: unit -> busy cycles
     s.load_cycles = s.readback_cycles = 0
     s.prompt_len = None
@@ -488,6 +501,7 @@ class Host:
       cycles, per_class = s._run_func( progs )
     else:
       cycles, per_class = s._run_stream( progs, classes )
+    cycles, per_class = add_host_step( m.dfx, cycles, per_class )
     s.cycles += cycles
     s.step_cycles.append( cycles )
     stage = "summarization" if s.prompt_len is None or s.pos < s.prompt_len else "generation"

@@ -12,7 +12,7 @@ token is repeated.
 
 from dataclasses import dataclass
 
-from ..appliance.host import STAGES
+from ..appliance.host import STAGES, add_host_step
 from ..compiler import stats as S
 from ..compiler.build import plan
 from ..compiler.emit import StepEmitter
@@ -72,7 +72,7 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
   app = ApplianceTiming( cfg, compiled.cores )
   emitter = compiled.emitter()
   res = dict( level="perf", cycles=0, step_cycles=[], stage_cycles=dict.fromkeys( STAGES, 0 ),
-              class_cycles=dict.fromkeys( S.CLASSES, 0 ), step_classes=[],
+              class_cycles=dict.fromkeys( S.CYCLE_CLASSES, 0 ), step_classes=[],
               unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ] )
   for pos, ( token, want ) in enumerate( schedule( prompt_ids, n_new, tokens ) ):
     progs = step_programs( compiled, emitter, token, pos, want )
@@ -82,11 +82,11 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
       layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
     k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers )
     slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
+    k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
     res["cycles"] += k
     res["step_cycles"].append( k )
     stage = "summarization" if pos < len( prompt_ids ) else "generation"
     res["stage_cycles"][ stage ] += k
-    per_class = dict( tracks[ slowest ].cycles )
     res["step_classes"].append( per_class )
     for c, n in per_class.items():
       res["class_cycles"][c] += n

@@ -2,10 +2,12 @@
 latency and a bandwidth, from `DFXConfig` (`link_rule`, `link_params`).
 
 The timing rule is `lib.rate_queue` (shared with the memory channels): the
-link serialises a packet's W payload words at `ring_words_per_cycle` =
-num/den words per cycle (W=64 at 31.25 words/cycle: one packet every 2.048
-cycles, i.e. gaps of 2, 2, ..., 3; an idle link saves no credit; header bits
-and line coding are not counted).  A packet accepted in cycle t can leave in
+link serialises a packet's W payload words at `ring_packet_words_per_cycle`
+= num/den payload words per cycle: the line rate (`ring_gbps`) times W / (W +
+the frame's overhead, `ring_frame_overhead_bytes` of Ethernet, IPv4 and UDP
+framing).  With no overhead, W=64 at 31.25 words/cycle is one packet every
+2.048 cycles (gaps of 2, 2, ..., 3); with the default 66 bytes, one every
+3.104 cycles.  An idle link saves no credit; line coding is not counted.  A packet accepted in cycle t can leave in
 cycle t + latency.  The link holds `entries` packets (enough for full rate);
 when the receiver does not take them, the link fills and stops accepting
 (the QSFP IP's flow control, e.g. Aurora's native flow control or a CMAC
@@ -21,7 +23,7 @@ from ...lib.rate_queue import RateQueueCL, RateQueueRTL, RateRule
 
 def link_rule( cfg ):
   """One ring link's `RateRule`: router_words words per packet."""
-  return RateRule.of( cfg.ring_words_per_cycle, cfg.router_words, cfg.ring_latency_cycles )
+  return RateRule.of( cfg.ring_packet_words_per_cycle, cfg.router_words, cfg.ring_latency_cycles )
 
 
 def link_params( cfg ):

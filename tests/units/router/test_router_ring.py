@@ -19,7 +19,9 @@ from pymtl_dfx.units.router.streams import expected_writes, mk_router_types
 from pymtl_dfx.testing.funcsim_ring import Ring  # RouterFunc cores on a ring: the reference
 
 F16 = np.float16
-CFG = DFXConfig( d=64, l=16, ring_latency_ns=20 )     # 4-cycle links, 31.25 words/cycle
+# 4-cycle links at the line rate, 31.25 words/cycle (no framing overhead;
+# test_framed_link_rate checks the default's)
+CFG = DFXConfig( d=64, l=16, ring_latency_ns=20, ring_frame_overhead_bytes=0 )
 ENTRIES = 64
 
 
@@ -103,4 +105,20 @@ def test_link_latency_and_rate( level, cmdline_opts ):
   gaps = np.diff( t )
   assert set( gaps ) <= { 2, 3 }
   # packet k starts in cycle floor(k * 2.048) (64 words at 125/4 a cycle)
+  assert t[-1] - t[0] == 39 * cost // num
+
+
+# the default link pays 66 bytes of UDP/IPv4/Ethernet framing per 128-byte
+# packet: 2000/97 payload words a cycle, a packet every 3.104 cycles
+def test_framed_link_rate( level, cmdline_opts ):
+  cfg = CFG.replace( ring_frame_overhead_bytes=DFXConfig().ring_frame_overhead_bytes )
+  Link = select_or_skip( level, fl=LinkCL, cl=LinkCL, rtl=LinkRTL )
+  Packet = mk_router_types( cfg )["Packet"]
+  L, num, den, cost, entries = link_params( cfg )
+  assert ( L, num, den, cost ) == ( 4, 2000, 97, 64 * 97 )
+  pkts = [ Packet( 0, k, [ k ] * cfg.router_words ) for k in range( 40 ) ]
+  r = run_stream_test( Link( cfg, Packet ), sources={ "recv": ( Packet, pkts ) },
+                       sinks={ "send": ( Packet, pkts ) }, level=level, cmdline_opts=cmdline_opts )
+  t = r.arrivals["send"]
+  assert set( np.diff( t ) ) <= { 3, 4 }
   assert t[-1] - t[0] == 39 * cost // num
