@@ -1,0 +1,96 @@
+"""The costs of the U280 system (`config.COST_FIELDS`, docs/perf.md "Costs
+of the U280 system") act in CL and in perf alike: for each cost field a
+non-default value, on the small model of test_perf_vs_cl (one step with
+logits; 1 core, 2 for the ring's fields, which a lone core never uses),
+gives perf == CL (every step, op class and unit), and it changes the cycles
+from the defaults' (perf's, which test_core_e2e and test_perf_vs_cl hold
+equal to CL's), except DDR bandwidth: the small model's DDR transfers are a
+few words each and latency-bound, so there it changes no cycle (its rate
+is checked alone in tests/units/memory).  The host's per-step cost is in
+the op-class breakdown, which still sums to the total."""
+
+import functools
+
+import pytest
+
+from pymtl_dfx import perf
+from pymtl_dfx.appliance.host import Host
+from pymtl_dfx.compiler.build import compile_model
+from pymtl_dfx.config import COST_FIELDS
+from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
+
+from test_perf_vs_cl import GPT, dfx_config
+
+PROMPT, NEW = [ 5 ], 1
+MAX_TOKENS = 4          # the breakdown test runs 3 steps
+
+# field: (cores, a non-default value)
+CHANGES = {
+  "hbm_channel_gbps":  ( 1, "6.4" ),       # half the 200 MHz port's 12.8 GB/s
+  "hbm_latency_ns":    ( 1, "300" ),
+  "ddr_gbps":          ( 1, "12.81" ),     # 2 DDR ports of 1/2 word a cycle
+  "ddr_latency_ns":    ( 1, "300" ),
+  "ring_gbps":         ( 2, "25" ),
+  "ring_latency_ns":   ( 2, "2000" ),
+  "ring_frame_overhead_bytes": ( 2, "200" ),
+  "host_step_us":      ( 1, "1" ),
+}
+
+
+def test_every_cost_field_is_exercised():
+  assert set( CHANGES ) == set( COST_FIELDS )
+
+
+@functools.lru_cache( maxsize=None )
+def compiled( cores, override=None ):
+  w = random_weights( GPT, 7 ).to_fp16()
+  cfg = dfx_config( cores, [ override ] if override else [] )
+  return compile_model( w, cfg, cores, max_tokens=MAX_TOKENS )
+
+
+@pytest.mark.parametrize( "field", list( CHANGES ) )
+def test_cost_field_acts_in_cl_and_perf_alike( field ):
+  cores, value = CHANGES[ field ]
+  c = compiled( cores, f"{field}={value}" )
+  host = Host( c, "cl" )
+  tokens = host.generate( PROMPT, NEW )
+  cl = host.results()
+  assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
+  base = perf.run( compiled( cores ), PROMPT, NEW )
+  if field == "ddr_gbps":
+    assert cl["step_cycles"] == base["step_cycles"]
+  else:
+    assert cl["step_cycles"] != base["step_cycles"], f"{field}={value} changed no cycle"
+  assert cl["class_cycles"]["host"] == len( cl["step_cycles"] ) * c.dfx.host_step_cycles
+
+
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
+def test_host_step_cost_in_the_breakdown( cores ):
+  """Every step carries host_step_cycles in class "host"; the classes sum
+  to each step's total; host_step_us=0 removes exactly that."""
+  c = compiled( cores )
+  r = perf.run( c, [ 5, 17 ], 2 )
+  h = c.dfx.host_step_cycles
+  assert h == 6660
+  for total, classes in zip( r["step_cycles"], r["step_classes"] ):
+    assert classes["host"] == h and sum( classes.values() ) == total
+  assert r["class_cycles"]["host"] == 3 * h and sum( r["class_cycles"].values() ) == r["cycles"]
+  free = perf.run( compiled( cores, "host_step_us=0" ), [ 5, 17 ], 2 )
+  assert [ t - h for t in r["step_cycles"] ] == free["step_cycles"]
+  assert free["class_cycles"]["host"] == 0
+
+
+@pytest.mark.parametrize( "level", [ "func", "fl" ] )
+def test_host_step_cost_at_other_levels( level ):
+  """The func and FL hosts add the same per-step cost (FL's classes sum to
+  its total with it; func has no classes)."""
+  c = compiled( 1 )
+  host = Host( c, level )
+  host.generate( PROMPT, NEW )
+  r = host.results()
+  free = Host( compiled( 1, "host_step_us=0" ), level )
+  free.generate( PROMPT, NEW )
+  assert [ t - 6660 for t in r["step_cycles"] ] == free.results()["step_cycles"]
+  if level == "fl":
+    assert r["class_cycles"]["host"] == 6660 and sum( r["class_cycles"].values() ) == r["cycles"]
