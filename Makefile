@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUILD  := build
-DEB_TOOLS := verilator iverilog yosys
+DEB_TOOLS := verilator iverilog yosys ccache
 
 .PHONY: setup demo test test-fast coverage clean
 
@@ -14,7 +14,7 @@ setup: $(VENV)/.installed tools
 # is cheap on a machine that already has them.
 tools:
 	@missing=""; \
-	for t in verilator iverilog yosys; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	for t in $(DEB_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing from Debian:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_TOOLS) >/dev/null; \

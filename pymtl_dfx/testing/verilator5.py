@@ -14,7 +14,10 @@ and a faster C++ build.
    through a generated makefile instead: one object per file, `jobs()` in
    parallel, the per-cycle ("fast") files at `opt_level()` (-O1 unless
    DFX_VL_OPT says otherwise), the run-once files (constructor, initial
-   values, settle, symbol table) at -O0, then one link.
+   values, settle, symbol table) at -O0, then one link.  Each compile goes
+   through ccache when it is installed (`compiler()`), so a model whose
+   generated C++ is unchanged (a clean clone, another worker's folder, a
+   second CI run) compiles in seconds instead of minutes.
 4. `shared_build(names)`: the models `core.prepare_sim` imports (a whole
    appliance takes minutes to translate and, cold, a quarter of an hour to
    build) are built in one folder for all pytest-xdist workers, each name
@@ -26,6 +29,7 @@ import contextlib
 import fcntl
 import os
 import pathlib
+import shutil
 
 from pymtl3.passes.backends.verilog import VerilogTranslationPass
 from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportConfigs import (
@@ -62,6 +66,15 @@ def jobs():
   return int( os.environ.get( "DFX_VL_JOBS", 0 ) ) or os.cpu_count() or 1
 
 
+def compiler():
+  """`ccache g++` when ccache is installed and DFX_VL_CCACHE is not 0, else
+  g++.  ccache keys an object on the preprocessed source and the flags, so a
+  hit is the same object g++ would build."""
+  if os.environ.get( "DFX_VL_CCACHE", "1" ) != "0" and shutil.which( "ccache" ):
+    return "ccache g++"
+  return "g++"
+
+
 def verilator_flags():
   """Flags added to pymtl3's `verilator --cc` (DFX_VL_FLAGS; none by
   default).  -fno-inline would cut the 1-core appliance's generated C++
@@ -96,17 +109,20 @@ def _parallel_cc_cmd( cfg ):
   extra = cfg.c_flags if not cfg.is_default( "c_flags" ) else ""
   common = f"-fPIC -fno-gnu-unique {includes} {extra}".strip()
   objs, rules = [], []
+  cc = compiler()
   for src in srcs:
     obj = f"{obj_dir}/{os.path.basename( src )[:-4]}.o"
     opt = "-O0" if src in slow else opt_level()
     objs.append( obj )
-    rules.append( f"{obj}: {src}\n\t@mkdir -p {obj_dir}\n\tg++ {opt} {common} -c -o $@ $<\n" )
+    rules.append( f"{obj}: {src}\n\t@mkdir -p {obj_dir}\n\t{cc} {opt} {common} -c -o $@ $<\n" )
   mk = f"{cfg.vl_mk_dir}/pymtl_dfx_build.mk"
   with open( mk, "w" ) as f:
     f.write( f"{out}: {' '.join( objs )}\n"
              f"\tg++ -shared -fPIC {cfg.ld_flags} -o $@ $^ {cfg.ld_libs}\n\n" )
     f.write( "\n".join( rules ) )
-  return f"make -s -j{jobs()} -f {mk}"
+  # paths under the build folder enter ccache's key relative to it, so the
+  # same model built in another folder (clone, worker) hits
+  return f"CCACHE_BASEDIR={os.getcwd()} make -s -j{jobs()} -f {mk}"
 
 
 def apply():
