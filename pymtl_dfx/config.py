@@ -88,28 +88,23 @@ class DFXConfig:
   Costs of the U280 system (defaults: public measurements, docs/perf.md
   "Costs of the U280 system" gives each source and why it applies):
   hbm_channel_gbps  what one HBM pseudo-channel delivers to one 512-bit port
-               reading sequentially in 64 B transactions, GB/s: 13.04
-               (Vitis-Tutorials HBM bandwidth explorations); a channel moves
+               reading sequentially in 64 B transactions, GB/s; a channel moves
                min(this, the port's clock x hbm_channel_bits) (at 200 MHz the
                port's 12.8 GB/s binds: efficiency 1, `hbm_channel_efficiency`)
-  hbm_latency_ns  one HBM read, request accepted -> data back, ns: 122.2 (idle
-               page-hit read, 48 cycles at 450 MHz, plus 7 cycles with the AXI
-               switch on; Shuhai, FCCM 2020)
-  ddr_gbps     DDR bandwidth over both DDR4 channels, GB/s (1e9 bytes/s): 33.0
-               (STREAM on the U280's two channels, 16.5 GB/s each)
-  ddr_latency_ns  one DDR read, ns: 73 (idle page-hit read, Shuhai)
+  hbm_latency_ns  one HBM read, request accepted -> data back, ns (idle
+               page-hit read with the AXI switch on)
+  ddr_gbps     DDR bandwidth over both DDR4 channels, GB/s (1e9 bytes/s)
+  ddr_latency_ns  one DDR read, ns (idle page-hit read)
   ring_gbps    one QSFP28 link's line rate, Gb/s (1e9 bits/s)
   ring_latency_ns  one ring hop (router out -> network IP and 100G MAC ->
-               cable -> MAC and IP -> next router in), one way, ns: 535.5 (half
-               the measured 1.071 us U280-to-U280 UDP round trip over a direct
-               cable)
+               cable -> MAC and IP -> next router in), one way, ns (half a
+               measured U280-to-U280 round trip over a direct cable)
   ring_frame_overhead_bytes  bytes each packet costs on the wire besides its
                payload (preamble, Ethernet header and FCS, inter-frame gap,
-               IPv4 and UDP headers): 66, which gives the measured UDP
-               throughput at every measured payload size
-  host_step_us  the host's cost per token step, us: 33.3 (the measured
-               blocking small write + read pair host <-> U280 over XRT: the
-               token in, the result out); charged to op class "host"
+               IPv4 and UDP headers)
+  host_step_us  the host's cost per token step, us (a blocking small write +
+               read pair host <-> U280 over XRT: the token in, the result out);
+               charged to op class "host"
   mem_outstanding requests one memory channel holds (accepted, response not
                yet taken); full bandwidth needs more than the latency in cycles
   router_words words the router moves per synchronisation packet
@@ -173,18 +168,15 @@ class DFXConfig:
                  "scoreboard_entries", "inst_buffer_entries",
                  "weight_fifo_entries"]
     errors = _int_field_errors(self, int_names)
+    # host_step_us may be 0 (no host cost); every other rate or latency > 0
     for name in ("hbm_channel_gbps", "ddr_gbps", "ring_gbps", "ring_latency_ns",
-                 "hbm_latency_ns", "ddr_latency_ns"):
+                 "hbm_latency_ns", "ddr_latency_ns", "host_step_us"):
       value = getattr(self, name)
+      zero_ok = name == "host_step_us"
       _check(errors, name, value,
              isinstance(value, (int, float)) and not isinstance(value, bool)
-             and math.isfinite(value) and value > 0,
-             "must be a positive number")
-    value = self.host_step_us
-    _check(errors, "host_step_us", value,
-           isinstance(value, (int, float)) and not isinstance(value, bool)
-           and math.isfinite(value) and value >= 0,
-           "must be a number >= 0")
+             and math.isfinite(value) and (value >= 0 if zero_ok else value > 0),
+             "must be a number >= 0" if zero_ok else "must be a positive number")
     value = self.ring_frame_overhead_bytes
     _check(errors, "ring_frame_overhead_bytes", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
@@ -353,7 +345,9 @@ class DFXConfig:
   def host_step_cycles(self) -> int:
     """The host's per-step cost in kernel cycles (rounded up; 0 when
     host_step_us is 0)."""
-    return math.ceil(self.host_step_us * self.clock_mhz - 1e-9)
+    if self.host_step_us == 0:
+      return 0
+    return _ns_to_cycles(self.host_step_us * 1000, self.clock_mhz)
 
   @property
   def tile_elems(self) -> int:
