@@ -65,35 +65,52 @@ def schedule( prompt_ids, n_new, tokens=None ):
   return steps
 
 
+def time_step( compiled, app, emitter, token, pos, want, fold=True ):
+  """One step on `app` (an `ApplianceTiming` of the model's cores): its
+  cycles with the host's cost, cycles per op class, busy cycles per unit
+  of every core, and the decoder layers folded."""
+  cfg = compiled.dfx
+  progs = step_programs( compiled, emitter, token, pos, want )
+  layers = None
+  if fold:
+    M = max( cfg.hbm_channels, cfg.ddr_channels )
+    layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
+  k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers )
+  slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
+  k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
+  busy = [ { name: t.busy[u] for u, name in enumerate( UNITS ) } for t in tracks ]
+  return dict( cycles=k, classes=per_class, busy=busy, folded=app.folded )
+
+
+def empty_result( cores ):
+  return dict( level="perf", cycles=0, step_cycles=[], stage_cycles=dict.fromkeys( STAGES, 0 ),
+               class_cycles=dict.fromkeys( S.CYCLE_CLASSES, 0 ), step_classes=[],
+               unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( cores ) ] )
+
+
+def add_step( res, step, stage ):
+  """Adds one step's `time_step` record to a run's result."""
+  res["cycles"] += step["cycles"]
+  res["step_cycles"].append( step["cycles"] )
+  res["stage_cycles"][ stage ] += step["cycles"]
+  res["step_classes"].append( step["classes"] )
+  for c, n in step["classes"].items():
+    res["class_cycles"][c] += n
+  for total, busy in zip( res["unit_busy"], step["busy"] ):
+    for name, n in busy.items():
+      total[ name ] += n
+
+
 def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
   """`compiled`: a `CompiledModel` or a `Planned` one; `fold`: fold
   repeated decoder layers (`fold.py`: the same cycles, in less time)."""
-  cfg = compiled.dfx
-  app = ApplianceTiming( cfg, compiled.cores )
+  app = ApplianceTiming( compiled.dfx, compiled.cores )
   emitter = compiled.emitter()
-  res = dict( level="perf", cycles=0, step_cycles=[], stage_cycles=dict.fromkeys( STAGES, 0 ),
-              class_cycles=dict.fromkeys( S.CYCLE_CLASSES, 0 ), step_classes=[],
-              unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ] )
+  res = empty_result( compiled.cores )
   for pos, ( token, want ) in enumerate( schedule( prompt_ids, n_new, tokens ) ):
-    progs = step_programs( compiled, emitter, token, pos, want )
-    layers = None
-    if fold:
-      M = max( cfg.hbm_channels, cfg.ddr_channels )
-      layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
-    k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers )
-    slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
-    k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
-    res["cycles"] += k
-    res["step_cycles"].append( k )
-    stage = "summarization" if pos < len( prompt_ids ) else "generation"
-    res["stage_cycles"][ stage ] += k
-    res["step_classes"].append( per_class )
-    for c, n in per_class.items():
-      res["class_cycles"][c] += n
-    for i, t in enumerate( tracks ):
-      for u, name in enumerate( UNITS ):
-        res["unit_busy"][i][ name ] += t.busy[u]
-    res.setdefault( "folded_layers", [] ).append( app.folded )
+    step = time_step( compiled, app, emitter, token, pos, want, fold )
+    add_step( res, step, "summarization" if pos < len( prompt_ids ) else "generation" )
+    res.setdefault( "folded_layers", [] ).append( step["folded"] )
     if on_step:
-      on_step( pos, k )
+      on_step( pos, step["cycles"] )
   return res

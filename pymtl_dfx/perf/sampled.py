@@ -1,0 +1,204 @@
+"""Full-size generations from sampled steps, and a cache of timed steps.
+
+A full-size generation is hundreds of steps of up to a million cycles;
+replaying each exactly takes minutes per step (docs/perf.md, "Speed").
+A step's program depends on its position only through the attention
+lengths and the K/V and position-embedding addresses, so its cycles are a
+smooth function of the position (measured: constant over each block of l
+positions on the small model, a few cycles more per block, a larger step
+where a new register entry of d scores begins).  `estimate` therefore
+times exactly (`steps.time_step`, CL's cycles) the steps at a few
+positions of each kind (prompt steps without logits; steps with logits:
+the last prompt token and every generated one), and takes every other
+step's cycles, per op class and per unit, by linear interpolation between
+the timed steps of its kind.  With `samples=None` every step is timed and
+the result is `steps.run`'s exactly.  The result says which steps were
+timed and which interpolated.
+
+Timed steps are kept in a cache (one JSON file per step, keyed by the
+model, the configuration, the position, the token and a hash of the
+timing code), so a rerun or another figure that needs the same step only
+reads it.  Missing steps run in parallel on local processes.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+
+from .steps import add_step, empty_result, time_step
+from .appliance import ApplianceTiming
+
+# The code a step's cycles depend on: a change to any of it invalidates the cache.
+_TIMING_CODE = ( "perf/core.py", "perf/appliance.py", "perf/fold.py", "perf/steps.py",
+                 "units/*/timing.py", "units/control/ControlUnitCL.py", "units/control/footprint.py",
+                 "units/dma/*.py", "units/regfile/streams.py", "units/vpu/streams.py",
+                 "units/router/*.py", "units/memory/*.py", "lib/*.py", "compiler/*.py", "isa/*.py",
+                 "appliance/host.py", "config.py" )
+
+
+def code_hash():
+  root = pathlib.Path( __file__ ).resolve().parent.parent
+  h = hashlib.sha256()
+  for pattern in _TIMING_CODE:
+    for f in sorted( root.glob( pattern ) ):
+      h.update( f.relative_to( root ).as_posix().encode() )
+      h.update( f.read_bytes() )
+  return h.hexdigest()[ :16 ]
+
+
+def default_cache_dir():
+  base = os.environ.get( "DFX_PERF_CACHE" ) or os.path.join(
+    os.environ.get( "XDG_CACHE_HOME" ) or os.path.expanduser( "~/.cache" ), "pymtl_dfx", "perf" )
+  return pathlib.Path( base )
+
+
+class StepCache:
+  """Timed steps on disk; `None` as the directory keeps nothing."""
+
+  def __init__( s, directory=None ):
+    s.dir = pathlib.Path( directory ) if directory is not None else None
+    s.code = code_hash()
+
+  def key( s, model, token, pos, want ):
+    what = dict( gpt=dataclasses.asdict( model.gpt ), dfx=dataclasses.asdict( model.dfx ),
+                 cores=model.cores, max_tokens=model.layout["max_tokens"], token=int( token ),
+                 pos=pos, want=bool( want ), code=s.code )
+    return hashlib.sha256( json.dumps( what, sort_keys=True, default=str ).encode() ).hexdigest()
+
+  def get( s, key ):
+    if s.dir is None:
+      return None
+    f = s.dir / f"{key}.json"
+    try:
+      return json.loads( f.read_text() )
+    except ( FileNotFoundError, json.JSONDecodeError ):
+      return None
+
+  def put( s, key, record ):
+    if s.dir is None:
+      return
+    s.dir.mkdir( parents=True, exist_ok=True )
+    fd, tmp = tempfile.mkstemp( dir=s.dir, prefix=".tmp-" )
+    with os.fdopen( fd, "w" ) as out:
+      json.dump( record, out )
+    os.replace( tmp, s.dir / f"{key}.json" )
+
+
+def sample_positions( lo, hi, n ):
+  """n positions spread evenly over lo..hi (both ends included)."""
+  if hi < lo:
+    return []
+  if n is None or hi - lo + 1 <= n:
+    return list( range( lo, hi + 1 ) )
+  return sorted( { lo + round( i * ( hi - lo ) / ( n - 1 ) ) for i in range( n ) } )
+
+
+def _time_one( args ):
+  model, token, pos, want = args
+  app = ApplianceTiming( model.dfx, model.cores )
+  rec = time_step( model, app, model.emitter(), token, pos, want )
+  rec.pop( "folded" )
+  return rec
+
+
+def time_many( tasks, cache=None, jobs=1, on_done=None ):
+  """Times [(model, token, pos, want logits)] (the ones not in the cache,
+  on `jobs` local processes) and returns their records in order."""
+  cache = cache or StepCache( None )
+  keys = [ cache.key( *t ) for t in tasks ]
+  recs = [ cache.get( k ) for k in keys ]
+  todo = [ i for i, r in enumerate( recs ) if r is None ]
+  done = len( tasks ) - len( todo )
+
+  def keep( i, rec ):
+    nonlocal done
+    recs[i] = rec
+    cache.put( keys[i], rec )
+    done += 1
+    if on_done:
+      on_done( done, len( tasks ) )
+  if jobs > 1 and len( todo ) > 1:
+    with ProcessPoolExecutor( min( jobs, len( todo ) ) ) as pool:
+      for i, rec in zip( todo, pool.map( _time_one, [ tasks[i] for i in todo ] ) ):
+        keep( i, rec )
+  else:
+    for i in todo:
+      keep( i, _time_one( tasks[i] ) )
+  return recs
+
+
+def timed_steps( model, wanted, cache=None, jobs=1, on_done=None ):
+  """{(token, pos, want): the step's record} for every wanted step."""
+  recs = time_many( [ ( model, *w ) for w in wanted ], cache, jobs, on_done )
+  return dict( zip( wanted, recs ) )
+
+
+def _between( a, b, f ):
+  """a + f (b - a) on numbers, dicts of numbers and lists of them."""
+  if isinstance( a, dict ):
+    return { k: _between( a[k], b[k], f ) for k in a }
+  if isinstance( a, list ):
+    return [ _between( x, y, f ) for x, y in zip( a, b ) ]
+  return a + f * ( b - a )
+
+
+def _rounded( x ):
+  if isinstance( x, dict ):
+    return { k: _rounded( v ) for k, v in x.items() }
+  if isinstance( x, list ):
+    return [ _rounded( v ) for v in x ]
+  return round( x )
+
+
+def plan_steps( n_in, n_out, vocab ):
+  """Every step of an n_in:n_out generation as `dfx perf` runs it: (token,
+  pos, want logits, stage).  The token of position k is k mod the
+  vocabulary (the prompt is ids 0, 1, ...; the "generated" ones go on
+  counting), so a step is the same wherever it is used."""
+  steps = [ ( k % vocab, k, k == n_in - 1, "summarization" ) for k in range( n_in ) ]
+  steps += [ ( k % vocab, k, True, "generation" ) for k in range( n_in, n_in + n_out - 1 ) ]
+  return steps
+
+
+def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1, on_done=None ):
+  """`steps.run`'s result for an n_in:n_out generation, with the steps at
+  `samples` positions of each kind (or at `positions`: {want logits:
+  positions}, which must bracket every step of that kind) timed and the
+  others interpolated (`samples=None`: every step timed, `run` exactly).
+  Adds `timed_steps` and `interpolated_steps` (positions)."""
+  steps = plan_steps( n_in, n_out, model.gpt.vocab_size )
+  kinds = { want: [ st[1] for st in steps if st[2] == want ] for want in ( False, True ) }
+  timed = {}
+  for want, ps in kinds.items():
+    if not ps:
+      timed[ want ] = []
+    elif positions is not None:
+      timed[ want ] = sorted( p for p in positions[ want ] if ps[0] <= p <= ps[-1] )
+      if not timed[ want ] or timed[ want ][0] != ps[0] or timed[ want ][-1] != ps[-1]:
+        raise ValueError( f"positions {sorted( positions[ want ] )} do not include both ends of "
+                          f"the {'logits' if want else 'prompt'} steps {ps[0]}..{ps[-1]}" )
+    else:
+      timed[ want ] = sample_positions( ps[0], ps[-1], samples )
+  vocab = model.gpt.vocab_size
+  wanted = [ ( p % vocab, p, want ) for want, ps in timed.items() for p in ps ]
+  recs = timed_steps( model, wanted, cache, jobs, on_done )
+  res = empty_result( model.cores )
+  interpolated = []
+  for tok, pos, want, stage in steps:
+    rec = recs.get( ( tok, pos, want ) )
+    if rec is None:
+      ps = timed[ want ]
+      hi = next( p for p in ps if p > pos )
+      lo = max( p for p in ps if p < pos )
+      rec = _rounded( _between( recs[ ( lo % vocab, lo, want ) ], recs[ ( hi % vocab, hi, want ) ],
+                                ( pos - lo ) / ( hi - lo ) ) )
+      rec["cycles"] = sum( rec["classes"].values() )
+      interpolated.append( pos )
+    add_step( res, rec, stage )
+  res["timed_steps"] = sorted( p for ps in timed.values() for p in ps )
+  res["interpolated_steps"] = interpolated
+  return res
