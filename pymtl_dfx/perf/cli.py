@@ -1,16 +1,20 @@
 """`dfx perf`: the cycles of a generation on the modelled appliance, from
 `pymtl_dfx.perf` (CL's cycles exactly, without data).
 
-  dfx perf --model PRESET|DIR --cores N --in I --out O [--set key=value ...] [--json]
+  dfx perf --model PRESET|DIR --cores N --in I --out O [--set key=value ...]
+           [--samples N | --exact] [--jobs N] [--cache DIR | --no-cache] [--json]
 
 I prompt tokens (the summarization stage: I steps, the logits after the
 last), then O output tokens (O - 1 more steps, the generation stage), as
 `dfx generate` runs them.  A step's cycles do not depend on the token ids
-except through the embedding row's DDR alignment; the prompt is ids
-0, 1, ..., and the generated tokens repeat the last prompt id.
+except through the embedding row's DDR alignment; the token of position k
+is k mod the vocabulary.  By default `--samples` steps of each kind are
+timed exactly and the others interpolated (`perf.sampled`); `--exact`
+times every step.
 """
 
 import json
+import os
 import sys
 import time
 
@@ -25,22 +29,31 @@ def add_parser( sub, common, positive, model_config, dfx_config ):
   p.add_argument( "--out", dest="n_out", type=positive, required=True, help="output tokens" )
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
                   help="a DFXConfig field, e.g. --set hbm_channels=16 (repeatable)" )
+  p.add_argument( "--samples", type=positive, default=4,
+                  help="steps of each kind (prompt, with logits) timed exactly; the others are "
+                       "interpolated (default: %(default)s)" )
+  p.add_argument( "--exact", action="store_true", help="time every step exactly" )
+  p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
+                  help="local processes timing steps (default: the CPUs, %(default)s)" )
+  p.add_argument( "--cache", default=None, metavar="DIR",
+                  help="where timed steps are kept (default: $DFX_PERF_CACHE or "
+                       "~/.cache/pymtl_dfx/perf)" )
+  p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
 
 
-def _progress( n_steps, enabled=True ):
+def progress( what, enabled=True ):
   """A progress line on stderr for runs slower than a second, on a terminal
-  only (and not with --json: `enabled`)."""
+  only (and not with --json: `enabled`): on_done(k, n) after each timed step."""
   t0 = time.perf_counter()
 
-  def on_step( pos, cycles ):
+  def on_done( k, n ):
     dt = time.perf_counter() - t0
     if enabled and dt > 1.0 and sys.stderr.isatty():
-      end = "\n" if pos + 1 == n_steps else "\r"
-      print( f"dfx perf: step {pos + 1}/{n_steps} ({dt:.1f} s)", end=end, file=sys.stderr,
-             flush=True )
-  return on_step
+      end = "\n" if k == n else "\r"
+      print( f"{what}: timed step {k}/{n} ({dt:.1f} s)", end=end, file=sys.stderr, flush=True )
+  return on_done
 
 
 def report( res, dfx, n_in, n_out ):
@@ -55,20 +68,22 @@ def report( res, dfx, n_in, n_out ):
     ms_per_step={ k: ( ms( v ) / steps[k] if steps[k] else None )
                   for k, v in res["stage_cycles"].items() },
     breakdown=dict( per_op_class=res["class_cycles"], per_stage=res["stage_cycles"],
-                    per_step=res["step_cycles"], unit_busy=res["unit_busy"] ) )
+                    per_step=res["step_cycles"], unit_busy=res["unit_busy"] ),
+    timed_steps=res["timed_steps"], interpolated_steps=res["interpolated_steps"] )
 
 
 def cmd_perf( args, model_config, dfx_config ):
-  from . import planned, run
+  from . import planned
+  from .sampled import StepCache, default_cache_dir, estimate
   from ..cli import check_context
   gpt = model_config( args.model )
   dfx = dfx_config( args )
   check_context( args.n_in, args.n_out, gpt )
   model = planned( gpt, dfx, dfx.cores, max_tokens=args.n_in + args.n_out )
-  prompt = [ k % gpt.vocab_size for k in range( args.n_in ) ]
+  cache = StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
   t0 = time.perf_counter()
-  res = run( model, prompt, args.n_out,
-             on_step=_progress( args.n_in + args.n_out - 1, not args.json ) )
+  res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples,
+                  cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ) )
   rec = report( res, dfx, args.n_in, args.n_out )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
               seconds=round( time.perf_counter() - t0, 3 ) )
@@ -79,3 +94,7 @@ def cmd_perf( args, model_config, dfx_config ):
                       for k, v in res["class_cycles"].items() if v )
   print( f"{gpt.name} on {dfx.cores} core(s), {args.n_in}:{args.n_out}: {res['cycles']:,} cycles, "
          f"{rec['ms']:.3f} ms at {dfx.clock_mhz} MHz, {rec['tokens_per_s']:.2f} tokens/s; {shares}" )
+  n = len( res["interpolated_steps"] )
+  if n:
+    print( f"{len( res['timed_steps'] )} of {n + len( res['timed_steps'] )} steps timed exactly, "
+           f"{n} interpolated between them (--exact: every step)" )
