@@ -4,6 +4,7 @@
   dfx demo         what the model can do today, in about a minute
   dfx verilog      the RTL core as Verilog for an FPGA build (linted)
   dfx perf         cycles and latency of a generation, CL-exact without data
+  dfx report       the paper's figures and comparison table from the performance model
   dfx numerics     the special functions' measured error table
 
 `dfx --version`; `dfx COMMAND --help` shows each option's default and an
@@ -535,6 +536,7 @@ def _parser():
                 epilog="examples:\n"
                        "  dfx generate --model tiny --prompt Hello --new-tokens 16 --cores 4\n"
                        "  dfx perf --model gpt2-medium --cores 4 --in 64 --out 64\n"
+                       "  dfx report --out build/report   (the paper's figures)\n"
                        "  dfx verilog --out build/core --set d=32 --set l=8\n"
                        "  dfx <command> --help   (each command's options and defaults)\n\n"
                        "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe" )
@@ -632,6 +634,9 @@ def _parser():
                               f"GPT-2 presets: {presets}." )
   if perf.epilog and "\n" not in perf.epilog:
     perf.epilog = perf.epilog.replace( "example: ", "example:\n  " )
+  from .report.cli import add_parser as add_report
+  add_report( sub, common, positive )
+  sub.choices["report"].formatter_class = _Formatter
   p = sub.add_parser( "numerics", parents=[ common ], formatter_class=_Formatter,
                       help="measured error of exp/recip/rsqrt/gelu",
                       description="The special functions' error over every finite FP16 input, "

@@ -167,9 +167,11 @@ def plan_steps( n_in, n_out, vocab ):
 def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1, on_done=None ):
   """`steps.run`'s result for an n_in:n_out generation, with the steps at
   `samples` positions of each kind (or at `positions`: {want logits:
-  positions}, which must bracket every step of that kind) timed and the
-  others interpolated (`samples=None`: every step timed, `run` exactly).
-  Adds `timed_steps` and `interpolated_steps` (positions)."""
+  positions}, which must bracket the steps of that kind; several
+  generations then share their timed steps) timed and the others
+  interpolated (`samples=None`: every step timed, `run` exactly).  Adds
+  `timed_steps` (the positions used, some maybe past the generation's
+  ends) and `interpolated_steps`."""
   steps = plan_steps( n_in, n_out, model.gpt.vocab_size )
   kinds = { want: [ st[1] for st in steps if st[2] == want ] for want in ( False, True ) }
   timed = {}
@@ -177,10 +179,14 @@ def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1,
     if not ps:
       timed[ want ] = []
     elif positions is not None:
-      timed[ want ] = sorted( p for p in positions[ want ] if ps[0] <= p <= ps[-1] )
-      if not timed[ want ] or timed[ want ][0] != ps[0] or timed[ want ][-1] != ps[-1]:
-        raise ValueError( f"positions {sorted( positions[ want ] )} do not include both ends of "
-                          f"the {'logits' if want else 'prompt'} steps {ps[0]}..{ps[-1]}" )
+      given = sorted( set( positions[ want ] ) )
+      if not given or given[0] > ps[0] or given[-1] < ps[-1]:
+        raise ValueError( f"positions {given} do not bracket the "
+                          f"{'logits' if want else 'prompt'} steps {ps[0]}..{ps[-1]}" )
+      # the timed positions that the steps need: their own, or the nearest on each side
+      timed[ want ] = sorted( { p for p in given if ps[0] <= p <= ps[-1] }
+                              | { max( p for p in given if p <= ps[0] ),
+                                  min( p for p in given if p >= ps[-1] ) } )
     else:
       timed[ want ] = sample_positions( ps[0], ps[-1], samples )
   vocab = model.gpt.vocab_size
@@ -199,6 +205,6 @@ def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1,
       rec["cycles"] = sum( rec["classes"].values() )
       interpolated.append( pos )
     add_step( res, rec, stage )
-  res["timed_steps"] = sorted( p for ps in timed.values() for p in ps )
+  res["timed_steps"] = sorted( { p for ps in timed.values() for p in ps } )
   res["interpolated_steps"] = interpolated
   return res

@@ -70,9 +70,14 @@ def test_cache_is_read_back_and_keyed_by_config( tmp_path, monkeypatch ):
     sampled.estimate( model( hbm_channels=8 ), N_IN, N_OUT, samples=2, cache=cache )
 
 
-def test_positions_must_include_both_ends():
-  with pytest.raises( ValueError, match=r"do not include both ends of the logits steps 3\.\.8" ):
+def test_given_positions_bracket_the_steps():
+  with pytest.raises( ValueError, match=r"do not bracket the logits steps 3\.\.8" ):
     sampled.estimate( model(), N_IN, N_OUT, positions={ False: [ 0, 2 ], True: [ 3, 7 ] } )
+  # positions past a generation's ends serve it (shared by longer generations)
+  a = exact_run()
+  b = sampled.estimate( model(), N_IN, N_OUT - 2, positions={ False: [ 0, 2 ], True: [ 3, 8 ] } )
+  assert b["timed_steps"] == [ 0, 2, 3, 8 ] and b["interpolated_steps"] == [ 1, 4, 5, 6 ]
+  assert b["step_cycles"][3] == a["step_cycles"][3]
 
 
 def test_sample_positions():

@@ -1,0 +1,99 @@
+"""`dfx report --out DIR`: the paper's figures from the performance model.
+
+  dfx report --out DIR [--jobs N] [--cache DIR | --no-cache] [--set key=value ...] [--json]
+
+Times the steps the figures need (`plan.PAPER`; about 30 full-size steps,
+tens of CPU minutes the first time, seconds from the cache), then writes
+breakdown, scaling, xl_latency and step_ms as PNG and SVG, summary.md
+(the figures and the table against the paper) and results.json.
+"""
+
+import json
+import os
+import tempfile
+
+from ..config import DFXConfig
+
+
+def add_parser( sub, common, positive ):
+  p = sub.add_parser( "report", parents=[ common ],
+                      help="the paper's figures from the performance model (matplotlib)",
+                      epilog="example:\n  dfx report --out build/report --jobs 2" )
+  p.add_argument( "--out", required=True, help="output directory (made if missing)" )
+  p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
+                  help="local processes timing steps (default: the CPUs, %(default)s)" )
+  p.add_argument( "--cache", default=None, metavar="DIR",
+                  help="where timed steps are kept (default: $DFX_PERF_CACHE or "
+                       "~/.cache/pymtl_dfx/perf)" )
+  p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
+  p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
+                  help="a DFXConfig field for every figure, e.g. --set hbm_latency_ns=200 "
+                       "(not cores: the figures choose the card counts)" )
+  p.add_argument( "--json", action="store_true", help="print the written files as JSON" )
+  p.set_defaults( fn=cmd_report )
+
+
+def _write_text( path, text ):
+  d = os.path.dirname( path )
+  fd, tmp = tempfile.mkstemp( dir=d, prefix=".tmp-" )
+  with os.fdopen( fd, "w" ) as f:
+    f.write( text )
+  m = os.umask( 0 )
+  os.umask( m )
+  os.chmod( tmp, 0o666 & ~m )
+  os.replace( tmp, path )
+
+
+def _jsonable( x ):
+  if isinstance( x, dict ):
+    return { str( k ): _jsonable( v ) for k, v in x.items() }
+  if isinstance( x, ( list, tuple ) ):
+    return [ _jsonable( v ) for v in x ]
+  return x
+
+
+def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
+  """Computes and writes the report; returns {what: path}."""
+  from . import compute, figures, summary
+  from .plan import PAPER
+  plan = plan or PAPER
+  os.makedirs( out_dir, exist_ok=True )
+  compute.fill( cache, plan, jobs, overrides, on_done )
+  res = compute.results( cache, plan, overrides )
+  clock = DFXConfig().with_overrides( list( overrides ) ).clock_mhz if overrides else \
+    DFXConfig().clock_mhz
+  pngs = {}
+  if res["breakdown"]:
+    pngs["breakdown"] = figures.breakdown( res, out_dir, clock )
+  if res["scaling"]:
+    pngs["scaling"] = figures.scaling( res, out_dir )
+  if res["xl"]:
+    pngs["xl_latency"] = figures.xl_latency( res, out_dir )
+    pngs["step_ms"] = figures.step_ms( res, out_dir )
+  paths = { k: os.path.join( out_dir, v ) for k, v in pngs.items() }
+  paths["summary"] = os.path.join( out_dir, "summary.md" )
+  _write_text( paths["summary"], summary.write( res, pngs, clock ) )
+  paths["results"] = os.path.join( out_dir, "results.json" )
+  _write_text( paths["results"], json.dumps( _jsonable( res ), indent=1 ) + "\n" )
+  return paths
+
+
+def cmd_report( args ):
+  from ..cli import UsageError
+  from ..config import ConfigError
+  from ..perf.cli import progress
+  from ..perf.sampled import StepCache, default_cache_dir
+  if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
+    raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
+  try:
+    DFXConfig().with_overrides( args.set )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
+  cache = StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
+  paths = build( args.out, cache=cache, jobs=args.jobs, overrides=args.set,
+                 on_done=progress( "dfx report", not args.json ) )
+  if args.json:
+    print( json.dumps( paths, indent=2 ) )
+  else:
+    for k, v in paths.items():
+      print( f"{k}: {v}" )

@@ -1,0 +1,123 @@
+"""The report's figures (matplotlib, PNG and SVG) from `compute.results`."""
+
+import os
+import tempfile
+
+import matplotlib
+
+matplotlib.use( "Agg" )
+import matplotlib.pyplot as plt   # noqa: E402
+import matplotlib.ticker          # noqa: E402,F401
+
+from ..compiler.stats import CYCLE_CLASSES   # noqa: E402
+
+COLORS = dict( zip( CYCLE_CLASSES, plt.get_cmap( "tab10" ).colors ) )
+SIZE_MARKERS = { 32: "o", 64: "s", 128: "^" }
+
+
+def save( fig, out_dir, name ):
+  """Writes NAME.png and NAME.svg, each through a temporary file in the
+  folder; returns the PNG's file name."""
+  for ext in ( "png", "svg" ):
+    fd, tmp = tempfile.mkstemp( dir=out_dir, prefix=f".{name}-", suffix=f".{ext}" )
+    os.close( fd )
+    fig.savefig( tmp, format=ext, dpi=130, bbox_inches="tight" )
+    os.chmod( tmp, 0o666 & ~_umask() )
+    os.replace( tmp, os.path.join( out_dir, f"{name}.{ext}" ) )
+  plt.close( fig )
+  return f"{name}.png"
+
+
+def _umask():
+  m = os.umask( 0 )
+  os.umask( m )
+  return m
+
+
+def breakdown( res, out_dir, clock_mhz ):
+  """(a) ms of one generation step per op class, stacked, per model size
+  and card count."""
+  rows = list( res["breakdown"].values() )
+  fig, ax = plt.subplots( figsize=( 9, 4.8 ) )
+  labels = [ f"{r['size']}\n{r['cards']} card{'s' if r['cards'] > 1 else ''}" for r in rows ]
+  bottom = [ 0.0 ] * len( rows )
+  for cls in CYCLE_CLASSES:
+    ms = [ r["classes"].get( cls, 0 ) / ( clock_mhz * 1e3 ) for r in rows ]
+    if any( ms ):
+      ax.bar( labels, ms, bottom=bottom, label=cls, color=COLORS[ cls ] )
+      bottom = [ b + v for b, v in zip( bottom, ms ) ]
+  for x, r in enumerate( rows ):
+    ax.text( x, bottom[x], f"{r['ms']:.3g}", ha="center", va="bottom", fontsize=8 )
+  ax.set_ylabel( "ms per generation step" )
+  ax.set_title( f"Where a generation step's time goes (context {res['labels']['context']} "
+                "tokens, modelled)" )
+  ax.legend( title="op class", fontsize=8, loc="upper left", bbox_to_anchor=( 1.01, 1 ) )
+  ax.grid( axis="y", alpha=0.3 )
+  return save( fig, out_dir, "breakdown" )
+
+
+def scaling( res, out_dir ):
+  """(b) tokens/s of GPT-2 345M at 64:64 on 1, 2 and 4 cards, with the paper's."""
+  rows = sorted( res["scaling"].items() )
+  cards = [ c for c, _ in rows ]
+  fig, ax = plt.subplots( figsize=( 6, 4.2 ) )
+  ax.plot( cards, [ r["tokens_per_s"] for _, r in rows ], "o-", label="modelled" )
+  ax.plot( cards, [ r["paper_tokens_per_s"] for _, r in rows ], "s--", label="DFX paper" )
+  for c, r in rows:
+    ax.annotate( f"{r['tokens_per_s']:.0f}", ( c, r["tokens_per_s"] ), textcoords="offset points",
+                 xytext=( 6, -4 ), fontsize=8 )
+  ax.set_xticks( cards )
+  ax.set_xlabel( "cards (U280 FPGAs on the ring)" )
+  ax.set_ylabel( "tokens/s (output tokens / end-to-end latency)" )
+  ax.set_title( f"{res['labels']['scaling']} (input:output tokens)" )
+  ax.set_ylim( bottom=0 )
+  ax.legend()
+  ax.grid( alpha=0.3 )
+  return save( fig, out_dir, "scaling" )
+
+
+def xl_latency( res, out_dir ):
+  """(c) end-to-end latency of GPT-2 1.5B on 4 cards against output
+  tokens, one curve per input length, with the paper's nine points."""
+  fig, ax = plt.subplots( figsize=( 7, 4.6 ) )
+  pts = list( res["xl"].values() )
+  for n_in in sorted( { p["n_in"] for p in pts } ):
+    mine = sorted( ( p for p in pts if p["n_in"] == n_in ), key=lambda p: p["n_out"] )
+    line, = ax.plot( [ p["n_out"] for p in mine ], [ p["ms"] for p in mine ], "-",
+                     marker=SIZE_MARKERS.get( n_in, "o" ), markersize=3,
+                     label=f"modelled, {n_in} input tokens" )
+    paper = [ p for p in mine if p["paper_ms"] is not None ]
+    if paper:
+      ax.plot( [ p["n_out"] for p in paper ], [ p["paper_ms"] for p in paper ], linestyle="none",
+               marker=SIZE_MARKERS.get( n_in, "o" ), markersize=8, markerfacecolor="none",
+               color=line.get_color(), label=f"DFX paper, {n_in} input tokens" )
+  ax.set_xscale( "log", base=2 )
+  ax.xaxis.set_major_formatter( matplotlib.ticker.ScalarFormatter() )
+  ax.set_xlabel( "output tokens" )
+  ax.set_ylabel( "end-to-end latency (ms)" )
+  ax.set_title( f"{res['labels']['xl']} on {res['labels']['xl_cards']} cards" )
+  ax.legend( fontsize=7 )
+  ax.grid( alpha=0.3, which="both" )
+  return save( fig, out_dir, "xl_latency" )
+
+
+def step_ms( res, out_dir ):
+  """(d) ms per step against context length, at the timed steps."""
+  fig, ax = plt.subplots( figsize=( 7, 4.4 ) )
+  L = res["labels"]
+  series = [ ( f"{L['xl']}, {L['xl_cards']} cards", res["xl_steps"] ) ]
+  series += [ ( f"{L['scaling'].split()[0]}, {c} card{'s' if c > 1 else ''}", r["steps"] )
+              for c, r in sorted( res["scaling"].items() ) ]
+  for label, steps in series:
+    for want, style in ( ( True, "o-" ), ( False, "x:" ) ):
+      mine = sorted( ( s for s in steps if s["logits"] == want ), key=lambda s: s["pos"] )
+      if mine:
+        ax.plot( [ s["pos"] + 1 for s in mine ], [ s["ms"] for s in mine ], style,
+                 label=f"{label}, {'with' if want else 'no'} logits" )
+  ax.set_xlabel( "context length (tokens, including the step's)" )
+  ax.set_ylabel( "ms per step" )
+  ax.set_title( "One token step against context (timed steps)" )
+  ax.set_ylim( bottom=0 )
+  ax.legend( fontsize=7 )
+  ax.grid( alpha=0.3 )
+  return save( fig, out_dir, "step_ms" )

@@ -1,0 +1,79 @@
+"""The report's Markdown page: the figures, and the table of modelled
+against published figures with the error of each."""
+
+from ..compiler.stats import CYCLE_CLASSES
+
+
+def _err( model, ref ):
+  return f"{100 * ( model - ref ) / ref:+.1f} %"
+
+
+def _shares( classes, top=3 ):
+  total = sum( classes.values() ) or 1
+  big = sorted( ( ( v, k ) for k, v in classes.items() if v ), reverse=True )[ :top ]
+  return ", ".join( f"{k} {100 * v / total:.0f} %" for v, k in big )
+
+
+def comparison_rows( res ):
+  """(figure, modelled, paper, error, where the modelled time goes) rows."""
+  rows, L = [], res["labels"]
+  for cards, r in sorted( res["scaling"].items() ):
+    if r["paper_tokens_per_s"]:
+      rows.append( ( f"{L['scaling']}, {cards} card(s), tokens/s", f"{r['tokens_per_s']:.1f}",
+                     f"{r['paper_tokens_per_s']:.2f}",
+                     _err( r["tokens_per_s"], r["paper_tokens_per_s"] ), _shares( r["classes"] ) ) )
+  for p in sorted( res["xl"].values(), key=lambda p: ( p["n_in"], p["n_out"] ) ):
+    if p["paper_ms"]:
+      rows.append( ( f"{L['xl']} {p['n_in']}:{p['n_out']}, {L['xl_cards']} cards, latency ms", f"{p['ms']:.0f}",
+                     f"{p['paper_ms']}", _err( p["ms"], p["paper_ms"] ), _shares( p["classes"] ) ) )
+  ref = L["xl_sync_paper"]
+  for p in sorted( res["xl"].values(), key=lambda p: ( p["n_in"], p["n_out"] ) ):
+    if ref is not None and p["paper_ms"]:
+      sync = 100 * p["classes"].get( "sync", 0 ) / p["cycles"]
+      rows.append( ( f"{L['xl']} {p['n_in']}:{p['n_out']}, {L['xl_cards']} cards, sync share "
+                     "of latency", f"{sync:.1f} %", f"{ref} %", f"{sync - ref:+.1f} points",
+                     _shares( p["classes"] ) ) )
+  return rows
+
+
+def write( res, figures, clock_mhz ):
+  """The page as a string; `figures`: {name: png file}."""
+  lines = [ "# DFX on the modelled U280 appliance: latency report", "",
+            "Every figure is from `pymtl_dfx.perf`: the CL appliance's cycles, replayed without "
+            "data through the units' own timing code, at the paper's core (d=64, l=16, 32 HBM "
+            f"channels, {clock_mhz} MHz) with the U280 system's measured costs (docs/perf.md). "
+            "In each generation the steps at a few positions are timed exactly and the others "
+            "interpolated between them (`perf.sampled`; the positions are in results.json).", "" ]
+  if res["skipped"]:
+    lines += [ "Not compiled (so not shown): " + "; ".join( f"{k}: {v}"
+                                                          for k, v in res["skipped"].items() ), "" ]
+  L = res["labels"]
+  captions = dict(
+    breakdown=f"(a) Per-operation latency of one generation step (context {L['context']}) per "
+              "model size and card count.",
+    scaling=f"(b) Scalability: {L['scaling']} on each card count, with the paper's points.",
+    xl_latency=f"(c) {L['xl']} on {L['xl_cards']} cards: end-to-end latency against output "
+               "tokens for each input length, with the paper's points.",
+    step_ms="(d) Milliseconds per step against context length, at the exactly timed steps." )
+  for name, png in figures.items():
+    lines += [ f"![{captions[ name ]}]({png})", "", captions[ name ], "" ]
+  lines += [ "## Modelled against the paper", "",
+             "| figure | modelled | paper | error | largest op classes (modelled) |",
+             "|---|---|---|---|---|" ]
+  lines += [ "| " + " | ".join( r ) + " |" for r in comparison_rows( res ) ]
+  lines += [ "", "## HBM roofline share", "",
+             "The weights a generation step streams (FP16 matrices and the LM head) over the "
+             "DMA's ceiling (every HBM channel's word each cycle: 409.6 GB/s per card at the "
+             "paper's core), against the modelled step.", "",
+             "| model, cards | step ms (modelled) | weights at the DMA ceiling, ms | share |",
+             "|---|---|---|---|" ]
+  for k, r in res["breakdown"].items():
+    lines.append( f"| {k} | {r['ms']:.3f} | {r['roofline_ms']:.3f} | "
+                  f"{100 * r['roofline_ms'] / r['ms']:.0f} % |" )
+  lines += [ "", "## One generation step per op class (ms)", "",
+             "| model, cards | " + " | ".join( CYCLE_CLASSES ) + " | total |",
+             "|---|" + "---|" * ( len( CYCLE_CLASSES ) + 1 ) ]
+  for k, r in res["breakdown"].items():
+    ms = [ r["classes"].get( c, 0 ) / ( clock_mhz * 1e3 ) for c in CYCLE_CLASSES ]
+    lines.append( f"| {k} | " + " | ".join( f"{v:.3f}" for v in ms ) + f" | {r['ms']:.3f} |" )
+  return "\n".join( lines ) + "\n"
