@@ -33,14 +33,26 @@ def add_parser( sub, common, positive, model_config, dfx_config ):
                   help="steps of each kind (prompt, with logits) timed exactly; the others are "
                        "interpolated (default: %(default)s)" )
   p.add_argument( "--exact", action="store_true", help="time every step exactly" )
+  add_step_options( p, positive )
+  p.add_argument( "--json", action="store_true", help="print one JSON object" )
+  p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
+
+
+def add_step_options( p, positive ):
+  """--jobs, --cache, --no-cache: how timed steps are computed and kept
+  (every command that times steps)."""
   p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
                   help="local processes timing steps (default: the CPUs, %(default)s)" )
   p.add_argument( "--cache", default=None, metavar="DIR",
                   help="where timed steps are kept (default: $DFX_PERF_CACHE or "
                        "~/.cache/pymtl_dfx/perf)" )
   p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
-  p.add_argument( "--json", action="store_true", help="print one JSON object" )
-  p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
+
+
+def step_cache( args ):
+  """The StepCache the step options ask for."""
+  from .sampled import StepCache, default_cache_dir
+  return StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
 
 
 def progress( what, enabled=True ):
@@ -74,13 +86,13 @@ def report( res, dfx, n_in, n_out ):
 
 def cmd_perf( args, model_config, dfx_config ):
   from . import planned
-  from .sampled import StepCache, default_cache_dir, estimate
+  from .sampled import estimate
   from ..cli import check_context
   gpt = model_config( args.model )
   dfx = dfx_config( args )
   check_context( args.n_in, args.n_out, gpt )
   model = planned( gpt, dfx, dfx.cores, max_tokens=args.n_in + args.n_out )
-  cache = StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
+  cache = step_cache( args )
   t0 = time.perf_counter()
   res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples,
                   cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ) )

@@ -13,19 +13,22 @@ import os
 import tempfile
 
 from ..config import DFXConfig
+from ..perf.cli import add_step_options
 
 
 def add_parser( sub, common, positive ):
   p = sub.add_parser( "report", parents=[ common ],
                       help="the paper's figures from the performance model (matplotlib)",
+                      description="Per-operation breakdown per model size and card count, "
+                                  "345M scalability, 1.5B latency against output tokens and "
+                                  "ms per step against context, as PNG and SVG, with summary.md "
+                                  "(the figures and a table against the paper) and "
+                                  "results.json.  About 30 full-size steps are timed the first "
+                                  "time (tens of CPU minutes on --jobs processes); a rerun reads "
+                                  "them from the cache.",
                       epilog="example:\n  dfx report --out build/report --jobs 2" )
   p.add_argument( "--out", required=True, help="output directory (made if missing)" )
-  p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
-                  help="local processes timing steps (default: the CPUs, %(default)s)" )
-  p.add_argument( "--cache", default=None, metavar="DIR",
-                  help="where timed steps are kept (default: $DFX_PERF_CACHE or "
-                       "~/.cache/pymtl_dfx/perf)" )
-  p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
+  add_step_options( p, positive )
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
                   help="a DFXConfig field for every figure, e.g. --set hbm_latency_ns=200 "
                        "(not cores: the figures choose the card counts)" )
@@ -81,15 +84,14 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
 def cmd_report( args ):
   from ..cli import UsageError
   from ..config import ConfigError
-  from ..perf.cli import progress
-  from ..perf.sampled import StepCache, default_cache_dir
+  from ..perf.cli import progress, step_cache
   if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
     raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
   try:
     DFXConfig().with_overrides( args.set )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
-  cache = StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
+  cache = step_cache( args )
   paths = build( args.out, cache=cache, jobs=args.jobs, overrides=args.set,
                  on_done=progress( "dfx report", not args.json ) )
   if args.json:
