@@ -5,6 +5,7 @@
   dfx verilog      the RTL core as Verilog for an FPGA build (linted)
   dfx perf         cycles and latency of a generation, CL-exact without data
   dfx report       the paper's figures and comparison table from the performance model
+  dfx sweep        a design-space sweep: latency and U280 resources over a grid of configs
   dfx numerics     the special functions' measured error table
 
 `dfx --version`; `dfx COMMAND --help` shows each option's default and an
@@ -537,6 +538,7 @@ def _parser():
                        "  dfx generate --model tiny --prompt Hello --new-tokens 16 --cores 4\n"
                        "  dfx perf --model gpt2-medium --cores 4 --in 64 --out 64\n"
                        "  dfx report --out build/report   (the paper's figures)\n"
+                       "  dfx sweep --model gpt2 --grid d=32,64 --grid l=8,16 --out build/sweep\n"
                        "  dfx verilog --out build/core --set d=32 --set l=8\n"
                        "  dfx <command> --help   (each command's options and defaults)\n\n"
                        "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe" )
@@ -637,6 +639,9 @@ def _parser():
   from .report.cli import add_parser as add_report
   add_report( sub, common, positive )
   sub.choices["report"].formatter_class = _Formatter
+  from .sweep.cli import add_parser as add_sweep
+  add_sweep( sub, common, positive )
+  sub.choices["sweep"].formatter_class = _Formatter
   p = sub.add_parser( "numerics", parents=[ common ], formatter_class=_Formatter,
                       help="measured error of exp/recip/rsqrt/gelu",
                       description="The special functions' error over every finite FP16 input, "

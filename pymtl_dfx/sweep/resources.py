@@ -1,0 +1,142 @@
+"""FPGA resources of one DFX core (one card) from synthesised unit numbers.
+
+`SYNTHESISED` is the one table of measured numbers the estimate uses.  Each
+row is a Yosys cell count (Yosys, not Vivado: no cross-boundary optimisation,
+no retiming, LUT counts an upper bound), measured by the command in its
+`by` column; docs/resources.md reports the measurements and points here.
+`estimate_resources(dfx)` is arithmetic over those rows:
+
+- the MPU as l MFU lanes of d multipliers and a tree of d-1 adders, plus per
+  output column the accumulator adder and the post-op adder, multiplier and
+  GELU, plus an (l-1)-comparator max tree (as `reports/unit_resources.py`);
+- the VPU as d lanes of add, mul, exp, recip, rsqrt and inv_pow2, a d-1
+  adder tree and a d-1 comparator tree plus the accumulator's adder and
+  comparator (d of each);
+- the memories as RAMB36E2 blocks from their depth and width (the best of
+  the block's simple-dual-port shapes), the register file once per
+  (read port, write port) pair as a live-value-table multi-port memory
+  (docs/regfile.md: six read ports, four write ports).
+
+A row is "synthesised" when every unit in it was synthesised at exactly this
+size (the row is the count times the measured unit), "extrapolated"
+otherwise: an MFU lane at a d that was not synthesised (linear in d through
+the two synthesised lanes, d=4 and d=64), and every memory (from its bits;
+nothing of it was synthesised).  `LEFT_OUT` lists what is not estimated.
+"""
+
+import math
+
+U280_SOURCE = "AMD DS963 / UG1314 Alveo U280 data sheet"
+# The XCU280's programmable logic (AMD DS963 / UG1314 Alveo U280 data sheet).
+U280 = dict( LUT=1_303_680, FF=2_607_360, DSP=9_024, BRAM36=2_016, URAM=960 )
+RESOURCES = tuple( U280 )
+
+_UNITS = "python reports/unit_resources.py"
+# Measured by `python reports/unit_resources.py`: Yosys 0.23 `synth_xilinx
+# -family xcup` module by module (no -flatten, totals from `stat -top`), cell
+# classes DSP48E2, LUT1-6 and FD* flip-flops; no block RAM in any of them.
+# The exp, recip, rsqrt and GELU rows predate the special-function tables'
+# ROM form (docs/resources.md: the flattened re-measurement has 21-61 % fewer
+# LUTs), so they are an upper bound for today's RTL.
+SYNTHESISED = {
+  # name:            ( DSP,    LUT,    FF, by )
+  "MFU lane, d=4":   (   4,  2_407,   476, _UNITS ),
+  "MFU lane, d=64":  (  64, 42_772, 1_224, _UNITS ),
+  "FP16 add":        (   0,    420,   187, _UNITS ),
+  "FP16 mul":        (   1,    255,   102, _UNITS ),
+  "FP16 max":        (   0,     54,    17, _UNITS ),
+  "FP16 exp":        (   1,  1_194,   136, _UNITS ),
+  "FP16 recip":      (   0,    529,    68, _UNITS ),
+  "FP16 rsqrt":      (   0,    974,    51, _UNITS ),
+  "FP16 gelu":       (   1,  2_067,   510, _UNITS ),
+  "FP16 invpow2":    (   0,     10,    17, _UNITS ),
+}
+
+# RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
+RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),
+                  ( 1024, 36 ), ( 512, 72 ) )
+# The register file's ports (docs/regfile.md "Microarchitecture").
+VREG_READ_PORTS, VREG_WRITE_PORTS = 6, 4
+FP16_BITS = 16
+
+LEFT_OUT = (
+  "the control unit, the register file manager's control and its live-value table, the DMA, "
+  "the router, and every pipeline register between units",
+  "the HBM and DDR controllers, the AXI switch, the 100G MACs and network stack, and the "
+  "Alveo shell (PCIe, XDMA, card management), which takes its own share of the U280",
+  "the instruction buffer and scoreboard (a few entries of registers)",
+  "URAM: the estimate places every memory in block RAM; none in URAM",
+  "the clock: Yosys does not time paths, so nothing says whether a point closes timing at its "
+  "clock_mhz",
+  "the number of cards: every figure is per card (one core per U280)",
+)
+
+
+def unit( name ):
+  """A synthesised row as {DSP, LUT, FF}."""
+  dsp, lut, ff, _ = SYNTHESISED[ name ]
+  return dict( DSP=dsp, LUT=lut, FF=ff )
+
+
+def mfu_lane( d ):
+  """(resources of one MFU lane of d, synthesised?): a synthesised lane, or
+  linear in d through the lanes synthesised at d=4 and d=64."""
+  name = f"MFU lane, d={d}"
+  if name in SYNTHESISED:
+    return unit( name ), True
+  lo, hi = unit( "MFU lane, d=4" ), unit( "MFU lane, d=64" )
+  return { k: lo[k] + ( hi[k] - lo[k] ) * ( d - 4 ) / 60 for k in lo }, False
+
+
+def bram36( depth, width ):
+  """RAMB36E2 blocks for one depth x width memory: the best shape."""
+  return min( math.ceil( width / w ) * math.ceil( depth / n ) for n, w in RAMB36_SHAPES )
+
+
+def _row( name, count, per, source, how ):
+  r = dict( name=name, count=count, source=source, how=how )
+  for k in RESOURCES:
+    r[ k ] = round( count * per.get( k, 0 ) )
+  return r
+
+
+def estimate_resources( dfx ):
+  """{rows, totals, budget, percent, within_budget, over, left_out} of one
+  core at `dfx` (per card)."""
+  d, l = dfx.d, dfx.l
+  lane, lane_synth = mfu_lane( d )
+  ops = lambda *names: { k: sum( unit( f"FP16 {n}" )[k] for n in names )   # noqa: E731
+                         for k in ( "DSP", "LUT", "FF" ) }
+  syn = "synthesised"
+  rows = [
+    _row( "MPU: MFU lanes", l, lane, syn if lane_synth else "extrapolated",
+          f"{l} x MFU lane of d={d}" + ( "" if lane_synth else
+                                         " (linear in d through the lanes synthesised at d=4, 64)" ) ),
+    _row( "MPU: accumulator and post-op adders", 2 * l, ops( "add" ), syn, f"{2 * l} x FP16 add" ),
+    _row( "MPU: post-op multipliers", l, ops( "mul" ), syn, f"{l} x FP16 mul" ),
+    _row( "MPU: GELU", l, ops( "gelu" ), syn, f"{l} x FP16 gelu" ),
+    _row( "MPU: max tree", l - 1, ops( "max" ), syn, f"{l - 1} x FP16 max" ),
+    _row( "VPU: lanes", d, ops( "add", "mul", "exp", "recip", "rsqrt", "invpow2" ), syn,
+          f"{d} x (FP16 add, mul, exp, recip, rsqrt, invpow2)" ),
+    _row( "VPU: adder tree and accumulator", d, ops( "add" ), syn, f"{d} x FP16 add" ),
+    _row( "VPU: max tree and accumulator", d, ops( "max" ), syn, f"{d} x FP16 max" ),
+  ]
+  copies = VREG_READ_PORTS * VREG_WRITE_PORTS
+  mems = [
+    ( "vector register file", copies, dfx.vreg_entries, d * FP16_BITS,
+      f"{copies} copies (one per read x write port) of {dfx.vreg_entries} x {d * FP16_BITS} bits" ),
+    ( "matrix-input buffer", 2, dfx.mreg_entries // 2, d * FP16_BITS,
+      f"2 slots of {dfx.mreg_entries // 2} x {d * FP16_BITS} bits" ),
+    ( "partial-sum buffer", 1, dfx.psum_entries, l * FP16_BITS,
+      f"{dfx.psum_entries} x {l * FP16_BITS} bits" ),
+    ( "weight FIFO", 1, dfx.weight_fifo_entries, d * l * FP16_BITS,
+      f"{dfx.weight_fifo_entries} x {d * l * FP16_BITS} bits (one d x l tile a cycle)" ),
+  ]
+  for name, n, depth, width, how in mems:
+    rows.append( _row( name, n, dict( BRAM36=bram36( max( depth, 1 ), width ) ), "extrapolated",
+                       how + ", in RAMB36E2 from its bits (not synthesised)" ) )
+  totals = { k: sum( r[k] for r in rows ) for k in RESOURCES }
+  percent = { k: 100 * totals[k] / U280[k] for k in RESOURCES }
+  over = [ k for k in RESOURCES if totals[k] > U280[k] ]
+  return dict( rows=rows, totals=totals, budget=dict( U280 ), budget_source=U280_SOURCE,
+               percent=percent, within_budget=not over, over=over, left_out=list( LEFT_OUT ) )

@@ -1,0 +1,126 @@
+"""Each point's latency: one generation step at a chosen context (the logits
+wanted, as every generated token's step), and optionally a whole I:O
+generation (`perf.sampled.estimate`), timed through the step cache.
+
+A point whose every step is in the cache is read here, in this process;
+the others run in parallel, on local processes (`jobs`) or on an existing
+Dask cluster (`dask`: its address, or a `distributed.Client`).  The
+workers write the steps they time into the same cache directory, so with
+a cluster on other machines the cache should be on a file system they
+share (otherwise a rerun times those points again)."""
+
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from ..perf.cli import report
+from ..perf.sampled import StepCache, estimate, time_many
+
+
+class DaskMissing( ValueError ):
+  """--dask without Dask's distributed scheduler installed."""
+
+
+class _Missing( Exception ):
+  pass
+
+
+class _CachedOnly( StepCache ):
+  """The step cache, read only: a step that is not there raises _Missing
+  before anything is timed."""
+
+  def get( s, key ):
+    rec = super().get( key )
+    if rec is None:
+      raise _Missing( key )
+    return rec
+
+  def put( s, key, record ):
+    raise _Missing( key )
+
+
+def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=None ):
+  """{step: the step at position context - 1 with logits, generation: the
+  I:O generation's `perf` record or None} of one planned model."""
+  cache = cache or StepCache( cache_dir )
+  dfx, pos = model.dfx, context - 1
+  ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
+  rec = time_many( [ ( model, pos % model.gpt.vocab_size, pos, True ) ], cache, jobs )[0]
+  out = dict( step=dict( context=context, pos=pos, cycles=rec["cycles"], ms=ms( rec["cycles"] ),
+                         classes=rec["classes"] ), generation=None )
+  if io:
+    n_in, n_out = io
+    res = estimate( model, n_in, n_out, samples, cache=cache, jobs=jobs )
+    gen = report( res, dfx, n_in, n_out )
+    gen["breakdown"] = dict( per_op_class=gen["breakdown"]["per_op_class"],
+                             per_stage=gen["breakdown"]["per_stage"] )
+    out["generation"] = dict( n_in=n_in, n_out=n_out, **gen )
+  return out
+
+
+def _latency_args( args ):
+  return latency( *args )
+
+
+def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
+             on_done=None ):
+  """[latency(model) for each model] (None models stay None), each point
+  computed once: from the cache here, or on the local processes / the Dask
+  cluster.  on_done(k, n) after each point."""
+  out = [ None ] * len( models )
+  todo = []
+  live = [ i for i, m in enumerate( models ) if m is not None ]
+  done = 0
+
+  def keep( i, rec ):
+    nonlocal done
+    out[i] = rec
+    done += 1
+    if on_done:
+      on_done( done, len( live ) )
+  for i in live:
+    if cache_dir is None:
+      todo.append( i )
+      continue
+    try:
+      keep( i, latency( models[i], context, io, samples, cache=_CachedOnly( cache_dir ) ) )
+    except _Missing:
+      todo.append( i )
+  if not todo:
+    return out
+  args = [ ( models[i], context, io, samples, cache_dir ) for i in todo ]
+  if dask is not None:
+    for i, rec in _on_dask( dask, args ):
+      keep( todo[i], rec )
+  elif jobs > 1 and len( todo ) > 1:
+    with ProcessPoolExecutor( min( jobs, len( todo ) ) ) as pool:
+      futures = { pool.submit( _latency_args, a ): i for i, a in zip( todo, args ) }
+      for f in as_completed( futures ):
+        keep( futures[f], f.result() )
+  else:
+    # one point (its steps on `jobs` processes) or one process
+    for i, a in zip( todo, args ):
+      keep( i, latency( *a, jobs=jobs ) )
+  return out
+
+
+def dask_client( address ):
+  """A `distributed.Client` for an existing cluster's scheduler address."""
+  try:
+    from dask.distributed import Client
+  except ImportError:
+    raise DaskMissing( "--dask needs Dask's distributed scheduler: "
+                       "pip install 'pymtl_dfx[sweep]'" ) from None
+  return Client( address, timeout="10s" )
+
+
+def _on_dask( dask, args ):
+  """(index into args, latency record) as the cluster finishes each point."""
+  from dask.distributed import as_completed as dask_completed
+  client = dask_client( dask ) if isinstance( dask, str ) else dask
+  try:
+    futures = client.map( _latency_args, args, pure=False )
+    index = { f.key: i for i, f in enumerate( futures ) }
+    for f in dask_completed( futures ):
+      yield index[ f.key ], f.result()
+  finally:
+    if isinstance( dask, str ):
+      client.close()
