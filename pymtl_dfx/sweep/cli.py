@@ -16,6 +16,7 @@ sweep.json and pareto.png / pareto.svg into --out.
 import json
 import os
 import sys
+import textwrap
 import time
 
 from .. import atomic
@@ -24,6 +25,15 @@ from .. import atomic
 def add_parser( sub, common, positive ):
   p = sub.add_parser( "sweep", parents=[ common ],
                       help="design-space sweep: latency and U280 resources over a grid of configs",
+                      description=textwrap.fill(
+                        "For every combination of the --grid values (any DFXConfig field): the "
+                        "latency of one generation step at --context (and of a whole I:O "
+                        "generation with --io) from the performance model, beside the FPGA "
+                        "resources of one core per card estimated from synthesised unit numbers "
+                        "(LUT, FF, DSP, BRAM36, URAM against the U280), and the Pareto front of "
+                        "latency against LUTs and DSPs.  A point the model does not fit is "
+                        "reported.  Timed steps are cached: a rerun computes only new points.  "
+                        "Writes sweep.md, sweep.json and pareto.png / pareto.svg.", 79 ),
                       epilog="examples:\n"
                              "  dfx sweep --model gpt2-medium --grid d=32,64 --grid l=8,16 "
                              "--grid cores=1,4 --out build/sweep\n"
@@ -44,16 +54,13 @@ def add_parser( sub, common, positive ):
   p.add_argument( "--samples", type=positive, default=4,
                   help="with --io: steps of each kind timed exactly, the others interpolated "
                        "(default: %(default)s)" )
-  p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
-                  help="local processes computing points (default: the CPUs, %(default)s)" )
+  from ..perf.cli import add_step_options
+  add_step_options( p, positive )
   p.add_argument( "--dask", default=None, metavar="ADDRESS",
                   help="compute the points on the Dask cluster whose scheduler is at ADDRESS "
-                       "(e.g. tcp://host:8786; needs pip install 'pymtl_dfx[sweep]'; the cache "
-                       "directory should be one the workers share)" )
-  p.add_argument( "--cache", default=None, metavar="DIR",
-                  help="where timed steps are kept (default: $DFX_PERF_CACHE or "
-                       "~/.cache/pymtl_dfx/perf)" )
-  p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
+                       "instead of --jobs local processes (e.g. tcp://host:8786; needs pip "
+                       "install 'pymtl_dfx[sweep]'; the cache should be a directory the workers "
+                       "share)" )
   p.add_argument( "--out", required=True, help="output directory (made if missing)" )
   p.add_argument( "--json", action="store_true", help="print sweep.json's record and the files" )
   p.set_defaults( fn=cmd_sweep )
@@ -152,7 +159,7 @@ def _io( text ):
 
 def cmd_sweep( args ):
   from ..cli import UsageError, _model_config, check_context
-  from ..perf.sampled import default_cache_dir
+  from ..perf.cli import step_cache
   from .grid import GridError, parse_grid, points
   gpt = _model_config( args.model )
   try:
@@ -165,9 +172,8 @@ def cmd_sweep( args ):
                       f"n_positions={gpt.n_positions}" )
   if io:
     check_context( *io, gpt )
-  if args.no_cache and args.cache:
-    raise UsageError( "--cache and --no-cache disagree" )
-  cache_dir = None if args.no_cache else str( args.cache or default_cache_dir() )
+  cache = step_cache( args ).dir
+  cache_dir = None if cache is None else str( cache )
   rec, paths = build( args.out, gpt, pts, args.context, io, args.samples, cache_dir, args.jobs,
                       args.dask, args.set, _progress( not args.json ) )
   if args.json:

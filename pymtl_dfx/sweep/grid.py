@@ -26,6 +26,11 @@ class Point:
     return { k: getattr( s.dfx, k ) for k, _ in s.values }
 
 
+def _why( e ):
+  """A ConfigError's reason without with_overrides' 'invalid --set: '."""
+  return str( e ).removeprefix( "invalid --set: " )
+
+
 def parse_grid( texts ):
   """['d=32,64', 'l=8'] -> {'d': ['32', '64'], 'l': ['8']}: the keys must be
   DFXConfig fields, each given once, each with distinct non-empty values."""
@@ -67,7 +72,7 @@ def points( grid, sets=() ):
       try:
         base.with_overrides( [ f"{key}={v}" ] )
       except ConfigError as e:
-        raise GridError( f"--grid {key}={v}: {e}" ) from None
+        raise GridError( f"--grid {key}={v}: {_why( e )}" ) from None
   out = []
   keys = list( grid )
   for combo in itertools.product( *grid.values() ):
@@ -75,7 +80,8 @@ def points( grid, sets=() ):
     try:
       dfx = base.with_overrides( [ f"{k}={v}" for k, v in values ] )
     except ConfigError as e:
-      raise GridError( f"--grid point {', '.join( f'{k}={v}' for k, v in values )}: {e}" ) from None
+      raise GridError( f"--grid point {', '.join( f'{k}={v}' for k, v in values )}: "
+                       f"{_why( e )}" ) from None
     out.append( Point( values, dfx ) )
   seen = {}
   for p in out:
