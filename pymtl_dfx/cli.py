@@ -538,7 +538,7 @@ def _parser():
                        "  dfx generate --model tiny --prompt Hello --new-tokens 16 --cores 4\n"
                        "  dfx perf --model gpt2-medium --cores 4 --in 64 --out 64\n"
                        "  dfx report --out build/report   (the paper's figures)\n"
-                       "  dfx sweep --model gpt2 --grid d=32,64 --grid l=8,16 --out build/sweep\n"
+                       "  dfx sweep --model gpt2 --set cores=2 --grid d=32,64 --grid l=8,16 --out build/sweep\n"
                        "  dfx verilog --out build/core --set d=32 --set l=8\n"
                        "  dfx <command> --help   (each command's options and defaults)\n\n"
                        "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe" )

@@ -36,7 +36,7 @@ def add_parser( sub, common, positive ):
                         "Writes sweep.md, sweep.json and pareto.png / pareto.svg.", 79 ),
                       epilog="examples:\n"
                              "  dfx sweep --model gpt2-medium --grid d=32,64 --grid l=8,16 "
-                             "--grid cores=1,4 --out build/sweep\n"
+                             "--grid cores=2,4 --out build/sweep\n"
                              "  dfx sweep --model tiny --grid psum_entries=64,1024 --io 8:8 "
                              "--dask tcp://127.0.0.1:8786 --out build/sweep" )
   p.add_argument( "--model", required=True, help="preset name or Hugging Face checkpoint directory" )
