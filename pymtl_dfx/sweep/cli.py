@@ -117,8 +117,8 @@ def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jo
   from . import figure, page
   from .resources import SYNTHESISED, U280, U280_SOURCE
   t0 = time.perf_counter()
-  os.makedirs( out_dir, exist_ok=True )
   recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done )
+  os.makedirs( out_dir, exist_ok=True )
   out = dict( model=gpt.name, context=context, io=list( io ) if io else None,
               samples=samples if io else None, set=list( sets ),
               grid=_grid_values( points ),

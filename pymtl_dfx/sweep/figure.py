@@ -55,7 +55,8 @@ def draw( points, out_dir, name="pareto", title=None ):
     ax.set_xlim( left=0 )
     ax.set_ylim( bottom=0, top=1.15 * max( [ p["step"]["ms"] for p in ok ] or [ 1 ] ) )
     ax.grid( alpha=0.3 )
-    ax.legend( fontsize=7, loc="lower left" )
+    if ax.get_legend_handles_labels()[0]:
+      ax.legend( fontsize=7, loc="lower left" )
   if title:
     fig.suptitle( title, fontsize=10 )
   for ext in ( "png", "svg" ):

@@ -76,12 +76,12 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
     done += 1
     if on_done:
       on_done( done, len( live ) )
+  cached = _CachedOnly( cache_dir ) if cache_dir is not None else None
   for i in live:
-    if cache_dir is None:
-      todo.append( i )
-      continue
     try:
-      keep( i, latency( models[i], context, io, samples, cache=_CachedOnly( cache_dir ) ) )
+      if cached is None:
+        raise _Missing()
+      keep( i, latency( models[i], context, io, samples, cache=cached ) )
     except _Missing:
       todo.append( i )
   if not todo:

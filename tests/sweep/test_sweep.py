@@ -74,6 +74,13 @@ def test_cli_usage_errors_are_one_line( extra, words, capsys, tmp_path ):
   assert not ( tmp_path / "o" ).exists()
 
 
+def test_cli_usage_error_as_json( capsys, tmp_path ):
+  assert main( [ "sweep", "--model", "tiny", "--grid", "nope=1", "--out", str( tmp_path / "o" ),
+                 "--json" ] ) == 2
+  e = json.loads( capsys.readouterr().out )["error"]
+  assert e["kind"] == "usage" and "'nope' is not a DFXConfig field" in e["message"]
+
+
 # -- the sweep --------------------------------------------------------------------
 
 def test_every_file_is_written_whole( swept ):
