@@ -35,8 +35,8 @@ def write( sweep, figure ):
   if sweep["set"]:
     lines += [ "Every point: " + ", ".join( f"`{s}`" for s in sweep["set"] ) + ".", "" ]
   lines += [ f"![ms per step against LUTs and DSPs per card]({figure})", "",
-             "Pareto: no other point within the U280 budget has both less latency and fewer "
-             "LUTs (or DSPs).", "" ]
+             "Pareto: among the points within the U280 budget, no other point has no more "
+             "latency and no more LUTs (or DSPs) and less of one of them.", "" ]
   head = [ "point", "cores", "clock MHz", "ms per step" ]
   if io:
     head += [ f"{io[0]}:{io[1]} ms", "tokens/s" ]

@@ -1,4 +1,5 @@
-"""The Pareto front: the points no other point beats on both axes."""
+"""The Pareto front: the points no other point beats (as good on both axes,
+better on one)."""
 
 
 def pareto( points, x, y ):
