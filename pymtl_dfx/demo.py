@@ -74,9 +74,30 @@ def run_demo( prompt=PROMPT, new_tokens=NEW_TOKENS, cores=CORES, say=print, writ
        f"{per_prompt:.3f} ms per prompt token"
        + ( f", {per_token:.3f} ms per generated token" if per_token is not None else "" ) )
   say( "  where the time goes: " + ", ".join( f"{k} {100 * v / total:.0f}%" for k, v in shares ) )
+  paper = paper_comparison( say )
   return dict( model=gpt.name, cores=cores, prompt=prompt, prompt_ids=ids, tokens=tokens,
                text=tok.decode( tokens ), same_as_dfx_numerics=same,
                cycles=total, ms=_ms( total, dfx ), ms_per_prompt_token=per_prompt,
                ms_per_generated_token=per_token, per_op_class=res["class_cycles"],
                per_stage=stage, seconds=dict( generate=round( gen_s, 3 ),
-                                              perf=round( perf_s, 3 ) ) )
+                                              perf=round( perf_s, 3 ) ),
+               paper_scaling=paper )
+
+
+def paper_comparison( say ):
+  """GPT-2 345M at 64:64 on 1, 2 and 4 cards beside the paper's, when
+  `dfx report` has timed its steps (they are in the step cache); else
+  how to get it.  Returns {cards: tokens/s and the paper's} or None."""
+  from .perf.sampled import NotCached, StepCache, default_cache_dir
+  from .report import compute
+  try:
+    rows = compute.paper_scaling( StepCache( default_cache_dir() ) )
+  except NotCached:
+    say( "GPT-2 345M at 64:64 against the paper: `dfx report --out build/report` times its "
+         "steps once (tens of CPU minutes; then cached, and shown here)." )
+    return None
+  say( "GPT-2 345M, 64 input : 64 output tokens (dfx report's timed steps), tokens/s: "
+       + "; ".join( f"{c} card{'s' if c > 1 else ''} {r['tokens_per_s']:.1f} "
+                    f"(paper {r['paper_tokens_per_s']:.2f})" for c, r in sorted( rows.items() ) ) )
+  return { c: dict( tokens_per_s=r["tokens_per_s"], ms=r["ms"],
+                    paper_tokens_per_s=r["paper_tokens_per_s"] ) for c, r in rows.items() }

@@ -292,16 +292,39 @@ def test_numerics_json( capsys ):
   assert all( r["max_ulp"] >= 0 for r in rows )
 
 
-def test_demo_json( capsys ):
+def test_demo_json( capsys, tmp_path, monkeypatch ):
   """The demo on the shipped model, short: its record and nothing else on
   stdout; the appliance's tokens are the reference's, the timing exact
-  cycles split by op class."""
+  cycles split by op class; no paper comparison without `dfx report`'s
+  steps in the cache."""
+  monkeypatch.setenv( "DFX_PERF_CACHE", str( tmp_path ) )
   assert main( [ "demo", "--json", "--prompt", "He", "--new-tokens", "2", "--cores", "2" ] ) == 0
   out = json.loads( capsys.readouterr().out )
   assert out["model"] == "tiny-english" and out["cores"] == 2 and len( out["tokens"] ) == 2
   assert out["same_as_dfx_numerics"] is True
   assert out["cycles"] == sum( out["per_op_class"].values() ) == sum( out["per_stage"].values() )
   assert out["ms_per_generated_token"] > 0
+  assert out["paper_scaling"] is None
+
+
+def test_demo_sets_the_report_beside_the_paper( monkeypatch ):
+  from pymtl_dfx import demo
+  from pymtl_dfx.perf.sampled import NotCached
+  from pymtl_dfx.report import compute
+  rows = { c: dict( tokens_per_s=t, ms=64e3 / t, paper_tokens_per_s=p )
+           for c, t, p in ( ( 1, 50.0, 93.1 ), ( 4, 150.25, 207.56 ) ) }
+  monkeypatch.setattr( compute, "paper_scaling", lambda cache: rows )
+  said = []
+  assert demo.paper_comparison( said.append ) == rows
+  assert said == [ "GPT-2 345M, 64 input : 64 output tokens (dfx report's timed steps), "
+                   "tokens/s: 1 card 50.0 (paper 93.10); 4 cards 150.2 (paper 207.56)" ]
+
+  def missing( cache ):
+    raise NotCached( "1 of 6 steps are not in the cache" )
+  monkeypatch.setattr( compute, "paper_scaling", missing )
+  said.clear()
+  assert demo.paper_comparison( said.append ) is None
+  assert "dfx report --out build/report" in said[0]
 
 
 # errors with --json: one JSON object on stdout, the one line on stderr, the exit code

@@ -105,13 +105,20 @@ def _time_one( args ):
   return rec
 
 
-def time_many( tasks, cache=None, jobs=1, on_done=None ):
+class NotCached( LookupError ):
+  pass
+
+
+def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True ):
   """Times [(model, token, pos, want logits)] (the ones not in the cache,
-  on `jobs` local processes) and returns their records in order."""
+  on `jobs` local processes) and returns their records in order;
+  `compute=False`: only read the cache (`NotCached` if a step is missing)."""
   cache = cache or StepCache( None )
   keys = [ cache.key( *t ) for t in tasks ]
   recs = [ cache.get( k ) for k in keys ]
   todo = [ i for i, r in enumerate( recs ) if r is None ]
+  if todo and not compute:
+    raise NotCached( f"{len( todo )} of {len( tasks )} steps are not in the cache" )
   done = len( tasks ) - len( todo )
 
   def keep( i, rec ):
@@ -131,9 +138,9 @@ def time_many( tasks, cache=None, jobs=1, on_done=None ):
   return recs
 
 
-def timed_steps( model, wanted, cache=None, jobs=1, on_done=None ):
+def timed_steps( model, wanted, cache=None, jobs=1, on_done=None, compute=True ):
   """{(token, pos, want): the step's record} for every wanted step."""
-  recs = time_many( [ ( model, *w ) for w in wanted ], cache, jobs, on_done )
+  recs = time_many( [ ( model, *w ) for w in wanted ], cache, jobs, on_done, compute )
   return dict( zip( wanted, recs ) )
 
 
@@ -164,7 +171,8 @@ def plan_steps( n_in, n_out, vocab ):
   return steps
 
 
-def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1, on_done=None ):
+def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1, on_done=None,
+              compute=True ):
   """`steps.run`'s result for an n_in:n_out generation, with the steps at
   `samples` positions of each kind (or at `positions`: {want logits:
   positions}, which must bracket the steps of that kind; several
@@ -191,7 +199,7 @@ def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1,
       timed[ want ] = sample_positions( ps[0], ps[-1], samples )
   vocab = model.gpt.vocab_size
   wanted = [ ( p % vocab, p, want ) for want, ps in timed.items() for p in ps ]
-  recs = timed_steps( model, wanted, cache, jobs, on_done )
+  recs = timed_steps( model, wanted, cache, jobs, on_done, compute )
   res = empty_result( model.cores )
   interpolated = []
   for tok, pos, want, stage in steps:

@@ -50,64 +50,96 @@ def dma_ceiling( dfx ):
   return dfx.hbm_channels * dfx.hbm_channel_bits / 8 * dfx.clock_mhz * 1e6
 
 
-def results( cache, plan=PAPER, overrides=() ):
-  """The numbers of every figure, from the cache (timing what is missing)."""
-  skipped = {}
-  out = dict( breakdown={}, scaling={}, xl={}, xl_steps=[], skipped={} )
-  models = {}
+def models( plan, overrides=() ):
+  """{(preset, cards): planned model} of every configuration that
+  compiles, and {(preset, cards): why not} of the others."""
+  ok, skipped = {}, {}
   for name, cards, _ in plan.steps_needed():
     try:
-      models[ ( name, cards ) ] = model( plan, name, cards, overrides )
+      ok[ ( name, cards ) ] = model( plan, name, cards, overrides )
     except CompileError as e:
       skipped[ ( name, cards ) ] = str( e ).splitlines()[0]
-  out["skipped"] = { f"{n} x{c}": why for ( n, c ), why in skipped.items() }
-  label = { v: k for k, v in plan.sizes.items() }
-  name, n_in, n_out = plan.scaling
-  out["labels"] = dict( context=plan.breakdown_pos + 1, scaling=f"{label[ name ]} {n_in}:{n_out}",
-                        xl=label[ plan.xl ], xl_cards=plan.xl_cards,
-                        xl_sync_paper=plan.xl_sync_paper )
-  # (a) one generation step per size and card count
+  return ok, skipped
+
+
+def _step( m, pos, want, cache, compute ):
+  return time_many( [ ( m, pos % m.gpt.vocab_size, pos, want ) ], cache, compute=compute )[0]
+
+
+def breakdown( plan, ms_, cache, compute=True ):
+  """(a) one generation step per size and card count."""
+  out = {}
   for label, name in plan.sizes.items():
     for cards in plan.cards:
-      m = models.get( ( name, cards ) )
+      m = ms_.get( ( name, cards ) )
       if m is None:
         continue
-      pos = plan.breakdown_pos
-      rec = time_many( [ ( m, pos % m.gpt.vocab_size, pos, True ) ], cache )[0]
-      out["breakdown"][ f"{label} x{cards}" ] = dict(
+      rec = _step( m, plan.breakdown_pos, True, cache, compute )
+      out[ f"{label} x{cards}" ] = dict(
         size=label, cards=cards, cycles=rec["cycles"], ms=_ms( rec["cycles"], m.dfx ),
         classes=rec["classes"],
         roofline_ms=weight_bytes( m.gpt ) / cards / dma_ceiling( m.dfx ) * 1e3 )
-  # (b) 345M 64:64 on 1, 2, 4 cards
+  return out
+
+
+def scaling( plan, ms_, cache, compute=True ):
+  """(b) the scaling generation on every card count, with its timed steps."""
+  out = {}
   name, n_in, n_out = plan.scaling
   for cards in plan.cards:
-    m = models.get( ( name, cards ) )
+    m = ms_.get( ( name, cards ) )
     if m is None:
       continue
-    res = estimate( m, n_in, n_out, positions=plan.scaling_positions, cache=cache )
+    res = estimate( m, n_in, n_out, positions=plan.scaling_positions, cache=cache,
+                    compute=compute )
     ms = _ms( res["cycles"], m.dfx )
-    vocab = m.gpt.vocab_size
-    steps = [ dict( pos=p, logits=want,
-                    ms=_ms( time_many( [ ( m, p % vocab, p, want ) ], cache )[0]["cycles"], m.dfx ) )
+    steps = [ dict( pos=p, logits=want, ms=_ms( _step( m, p, want, cache, compute )["cycles"],
+                                                  m.dfx ) )
               for want, ps in plan.scaling_positions.items() for p in ps ]
-    out["scaling"][ cards ] = dict(
+    out[ cards ] = dict(
       ms=ms, tokens_per_s=n_out / ( ms / 1e3 ), classes=res["class_cycles"],
       cycles=res["cycles"], timed_steps=res["timed_steps"], steps=steps,
       paper_tokens_per_s=plan.scaling_paper.get( cards ) )
-  # (c) 1.5B on 4 cards: the nine points and the curves through them
-  m = models.get( ( plan.xl, plan.xl_cards ) )
-  if m is not None:
-    for n_in in sorted( { i for i, _ in plan.xl_points } ):
-      for n_out in plan.xl_outputs:
-        res = estimate( m, n_in, n_out, positions=plan.xl_positions, cache=cache )
-        out["xl"][ f"{n_in}:{n_out}" ] = dict(
-          n_in=n_in, n_out=n_out, ms=_ms( res["cycles"], m.dfx ), classes=res["class_cycles"],
-          cycles=res["cycles"], paper_ms=plan.xl_paper.get( ( n_in, n_out ) ) )
-    # (d) the timed steps: ms per step against context
-    vocab = m.gpt.vocab_size
-    for want, ps in plan.xl_positions.items():
-      for p in ps:
-        rec = time_many( [ ( m, p % vocab, p, want ) ], cache )[0]
-        out["xl_steps"].append( dict( pos=p, logits=want, ms=_ms( rec["cycles"], m.dfx ),
-                                      classes=rec["classes"] ) )
   return out
+
+
+def xl( plan, ms_, cache, compute=True ):
+  """(c) the large model's generations at every point, (d) its timed steps."""
+  points, steps = {}, []
+  m = ms_.get( ( plan.xl, plan.xl_cards ) )
+  if m is None:
+    return points, steps
+  for n_in in sorted( { i for i, _ in plan.xl_points } ):
+    for n_out in plan.xl_outputs:
+      res = estimate( m, n_in, n_out, positions=plan.xl_positions, cache=cache, compute=compute )
+      points[ f"{n_in}:{n_out}" ] = dict(
+        n_in=n_in, n_out=n_out, ms=_ms( res["cycles"], m.dfx ), classes=res["class_cycles"],
+        cycles=res["cycles"], paper_ms=plan.xl_paper.get( ( n_in, n_out ) ) )
+  for want, ps in plan.xl_positions.items():
+    for p in ps:
+      rec = _step( m, p, want, cache, compute )
+      steps.append( dict( pos=p, logits=want, ms=_ms( rec["cycles"], m.dfx ),
+                          classes=rec["classes"] ) )
+  return points, steps
+
+
+def paper_scaling( cache ):
+  """(b) of the paper's plan from the cache only (`perf.sampled.NotCached`
+  when `dfx report` has not timed its steps)."""
+  name = PAPER.scaling[0]
+  ms_ = { ( name, c ): model( PAPER, name, c ) for c in PAPER.cards }
+  return scaling( PAPER, ms_, cache, compute=False )
+
+
+def results( cache, plan=PAPER, overrides=() ):
+  """The numbers of every figure, from the cache (timing what is missing)."""
+  ms_, skipped = models( plan, overrides )
+  label = { v: k for k, v in plan.sizes.items() }
+  name, n_in, n_out = plan.scaling
+  points, steps = xl( plan, ms_, cache )
+  return dict(
+    skipped={ f"{n} x{c}": why for ( n, c ), why in skipped.items() },
+    labels=dict( context=plan.breakdown_pos + 1, scaling=f"{label[ name ]} {n_in}:{n_out}",
+                 xl=label[ plan.xl ], xl_cards=plan.xl_cards, xl_sync_paper=plan.xl_sync_paper ),
+    breakdown=breakdown( plan, ms_, cache ), scaling=scaling( plan, ms_, cache ),
+    xl=points, xl_steps=steps )

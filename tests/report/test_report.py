@@ -93,3 +93,11 @@ def test_report_refuses_bad_settings( capsys ):
   assert main( [ "report", "--out", "unused", "--set", "nope=1" ] ) == 2
   err = capsys.readouterr().err
   assert "--set cores is not allowed" in err and err.count( "dfx report: error:" ) == 2
+
+
+def test_paper_scaling_reads_only_the_cache( tmp_path ):
+  from pymtl_dfx.perf.sampled import NotCached
+  from pymtl_dfx.report import compute
+  with pytest.raises( NotCached, match="steps are not in the cache" ):
+    compute.paper_scaling( sampled.StepCache( tmp_path ) )
+  assert list( tmp_path.iterdir() ) == []
