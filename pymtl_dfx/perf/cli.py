@@ -42,7 +42,7 @@ def add_step_options( p, positive ):
   """--jobs, --cache, --no-cache: how timed steps are computed and kept
   (every command that times steps)."""
   p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
-                  help="local processes timing steps (default: the CPUs, %(default)s)" )
+                  help="local processes timing steps, one per CPU (default: %(default)s)" )
   p.add_argument( "--cache", default=None, metavar="DIR",
                   help="where timed steps are kept (default: $DFX_PERF_CACHE or "
                        "~/.cache/pymtl_dfx/perf)" )
