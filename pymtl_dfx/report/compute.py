@@ -140,6 +140,7 @@ def results( cache, plan=PAPER, overrides=() ):
   return dict(
     skipped={ f"{n} x{c}": why for ( n, c ), why in skipped.items() },
     labels=dict( context=plan.breakdown_pos + 1, scaling=f"{label[ name ]} {n_in}:{n_out}",
-                 xl=label[ plan.xl ], xl_cards=plan.xl_cards, xl_sync_paper=plan.xl_sync_paper ),
+                 xl=label[ plan.xl ], xl_cards=plan.xl_cards, xl_sync_paper=plan.xl_sync_paper,
+                 xl_attn_ffn_paper=plan.xl_attn_ffn_paper ),
     breakdown=breakdown( plan, ms_, cache ), scaling=scaling( plan, ms_, cache ),
     xl=points, xl_steps=steps )

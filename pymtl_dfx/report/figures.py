@@ -92,7 +92,9 @@ def xl_latency( res, out_dir ):
                marker=SIZE_MARKERS.get( n_in, "o" ), markersize=8, markerfacecolor="none",
                color=line.get_color(), label=f"DFX paper, {n_in} input tokens" )
   ax.set_xscale( "log", base=2 )
-  ax.xaxis.set_major_formatter( matplotlib.ticker.ScalarFormatter() )
+  outs = sorted( { p["n_out"] for p in pts } )
+  ax.set_xticks( outs, [ str( o ) for o in outs ] )
+  ax.xaxis.set_minor_locator( matplotlib.ticker.NullLocator() )
   ax.set_xlabel( "output tokens" )
   ax.set_ylabel( "end-to-end latency (ms)" )
   ax.set_title( f"{res['labels']['xl']} on {res['labels']['xl_cards']} cards" )

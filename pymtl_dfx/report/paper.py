@@ -12,5 +12,7 @@ XL_LATENCY_MS = {
   ( 128, 1 ): 887, ( 128, 16 ): 991, ( 128, 256 ): 2642,
 }
 
-# GPT-2 1.5B, 4 FPGAs: share of latency in synchronisation (percent)
+# GPT-2 1.5B, 4 FPGAs: shares of latency in synchronisation and in
+# self-attention + FFN (percent)
 XL_SYNC_SHARE = 17.3
+XL_ATTN_FFN_SHARE = 72.6

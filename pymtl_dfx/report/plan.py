@@ -26,6 +26,7 @@ class Plan:
   scaling_paper: dict = field( default_factory=dict )
   xl_paper: dict = field( default_factory=dict )
   xl_sync_paper: float = None
+  xl_attn_ffn_paper: float = None
 
   def steps_needed( s ):
     """[(preset, cards, [(pos, want logits)])]: every step the report times."""
@@ -54,4 +55,5 @@ PAPER = Plan(
   scaling_paper=paper.SCALING_TOKENS_PER_S,
   xl_paper=paper.XL_LATENCY_MS,
   xl_sync_paper=paper.XL_SYNC_SHARE,
+  xl_attn_ffn_paper=paper.XL_ATTN_FFN_SHARE,
 )

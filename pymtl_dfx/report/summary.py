@@ -36,6 +36,41 @@ def comparison_rows( res ):
   return rows
 
 
+def per_token( res, clock_mhz ):
+  """The large model's generation step from its paper points: for each
+  input length with two output lengths published, the two longest: ms per
+  generated token (the latency difference over the extra tokens) modelled,
+  per op class, and the paper's."""
+  out = []
+  pts = { ( p["n_in"], p["n_out"] ): p for p in res["xl"].values() if p["paper_ms"] }
+  for n_in in sorted( { i for i, _ in pts } ):
+    outs = sorted( o for i, o in pts if i == n_in )
+    if len( outs ) < 2:
+      continue
+    a, b = pts[ ( n_in, outs[-2] ) ], pts[ ( n_in, outs[-1] ) ]
+    n = b["n_out"] - a["n_out"]
+    cls = { k: ( b["classes"][k] - a["classes"][k] ) / n / ( clock_mhz * 1e3 ) for k in a["classes"] }
+    out.append( dict( n_in=n_in, outs=( a["n_out"], b["n_out"] ), ms=sum( cls.values() ),
+                      classes=cls, paper_ms=( b["paper_ms"] - a["paper_ms"] ) / n ) )
+  return out
+
+
+def gap_rows( res, clock_mhz ):
+  """(what, modelled ms, paper ms, difference) per generated token of the
+  large model: total, self-attention + FFN, sync, the rest."""
+  L, rows = res["labels"], []
+  for t in per_token( res, clock_mhz ):
+    c, pm = t["classes"], t["paper_ms"]
+    af, sync = c.get( "attention", 0 ) + c.get( "ffn", 0 ), c.get( "sync", 0 )
+    head = f"{L['xl']} {t['n_in']}:{t['outs'][0]}->{t['outs'][1]}, ms per generated token"
+    rows.append( ( head, t["ms"], pm ) )
+    if L.get( "xl_attn_ffn_paper" ) is not None and L.get( "xl_sync_paper" ) is not None:
+      pa, ps = pm * L["xl_attn_ffn_paper"] / 100, pm * L["xl_sync_paper"] / 100
+      rows += [ ( "  of which self-attention + FFN", af, pa ), ( "  of which sync", sync, ps ),
+                ( "  of which the rest", t["ms"] - af - sync, pm - pa - ps ) ]
+  return rows
+
+
 def write( res, figures, clock_mhz ):
   """The page as a string; `figures`: {name: png file}."""
   lines = [ "# DFX on the modelled U280 appliance: latency report", "",
@@ -61,6 +96,14 @@ def write( res, figures, clock_mhz ):
              "| figure | modelled | paper | error | largest op classes (modelled) |",
              "|---|---|---|---|---|" ]
   lines += [ "| " + " | ".join( r ) + " |" for r in comparison_rows( res ) ]
+  gaps = gap_rows( res, clock_mhz )
+  if gaps:
+    lines += [ "", "## Where the difference is", "",
+               "Per generated token (the difference between a long and a short generation over "
+               "the extra tokens), modelled by op class against the paper's latency split by its "
+               "own breakdown (self-attention + FFN and synchronisation shares).", "",
+               "| per generated token | modelled ms | paper ms | difference ms |", "|---|---|---|---|" ]
+    lines += [ f"| {w} | {m:.3f} | {p:.3f} | {m - p:+.3f} |" for w, m, p in gaps ]
   lines += [ "", "## HBM roofline share", "",
              "The weights a generation step streams (FP16 matrices and the LM head) over the "
              "DMA's ceiling (every HBM channel's word each cycle: 409.6 GB/s per card at the "

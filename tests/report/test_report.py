@@ -17,7 +17,8 @@ TINY = Plan(
   xl="tiny", xl_cards=2, xl_positions={ False: [ 0, 2 ], True: [ 1, 2, 3, 4, 6 ] },
   xl_points=( ( 2, 1 ), ( 4, 4 ) ), xl_outputs=( 1, 2, 4 ),
   # made-up published figures, to exercise the comparison
-  scaling_paper={ 1: 1000.0 }, xl_paper={ ( 4, 4 ): 1.0 }, xl_sync_paper=10.0 )
+  scaling_paper={ 1: 1000.0 }, xl_paper={ ( 4, 2 ): 0.5, ( 4, 4 ): 1.0 }, xl_sync_paper=10.0,
+  xl_attn_ffn_paper=60.0 )
 
 
 @pytest.fixture( scope="module" )
@@ -63,7 +64,21 @@ def test_summary_embeds_figures_and_compares( built ):
   assert f"| tiny 4:4, 1 card(s), tokens/s | {tps:.1f} | 1000.00 | {100 * ( tps - 1000 ) / 1000:+.1f} %" in text
   assert f"| tiny 4:4, 2 cards, latency ms | {ms:.0f} | 1.0 | {100 * ( ms - 1 ):+.1f} %" in text
   assert f"| tiny 4:4, 2 cards, sync share of latency | {sync:.1f} % | 10.0 % |" in text
-  assert text.count( "tokens/s |" ) == 1 and text.count( "latency ms |" ) == 1
+  assert text.count( "tokens/s |" ) == 1 and text.count( "latency ms |" ) == 2
+
+
+def test_difference_per_generated_token( built ):
+  out, _, _ = built
+  res = json.loads( ( out / "results.json" ).read_text() )
+  text = ( out / "summary.md" ).read_text()
+  a, b = res["xl"]["4:2"], res["xl"]["4:4"]
+  per = lambda k: ( b["classes"][k] - a["classes"][k] ) / 2 / 200e3   # noqa: E731
+  ms = sum( per( k ) for k in a["classes"] )
+  assert f"| tiny 4:2->4, ms per generated token | {ms:.3f} | 0.250 | {ms - 0.25:+.3f} |" in text
+  af = per( "attention" ) + per( "ffn" )
+  assert f"|   of which self-attention + FFN | {af:.3f} | 0.150 |" in text
+  assert f"|   of which sync | {per( 'sync' ):.3f} | 0.025 |" in text
+  assert f"|   of which the rest | {ms - af - per( 'sync' ):.3f} | 0.075 |" in text
 
 
 def test_a_rebuild_times_nothing( built, monkeypatch, tmp_path ):
