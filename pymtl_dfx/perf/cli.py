@@ -80,7 +80,8 @@ def report( res, dfx, n_in, n_out ):
     ms_per_step={ k: ( ms( v ) / steps[k] if steps[k] else None )
                   for k, v in res["stage_cycles"].items() },
     breakdown=dict( per_op_class=res["class_cycles"], per_stage=res["stage_cycles"],
-                    per_step=res["step_cycles"], unit_busy=res["unit_busy"] ),
+                    per_step=res["step_cycles"], unit_busy=res["unit_busy"],
+                    unit_stalls=res["unit_stalls"] ),
     timed_steps=res["timed_steps"], interpolated_steps=res["interpolated_steps"] )
 
 

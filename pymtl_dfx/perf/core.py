@@ -26,6 +26,19 @@ from ..units.vpu.timing import VPUTiming
 
 DMA, MPU, VPU, ROUTER = range( 4 )
 MEMS = ( "hbm", "ddr" )
+# why a unit's next instruction waits at the head of the in-order issue:
+# a register hazard with an older instruction (RAW/WAR/WAW), its wait flag,
+# a full scoreboard, or its unit not ready (busy with the previous one)
+STALLS = ( "dependency", "wait", "scoreboard_full", "unit_busy" )
+
+
+def stall_kind( reasons ):
+  """The first of STALLS that `stall_reasons`' strings name."""
+  if any( r[ :3 ] in ( "RAW", "WAR", "WAW" ) for r in reasons ):
+    return "dependency"
+  if any( r.startswith( "wait_" ) for r in reasons ):
+    return "wait"
+  return "scoreboard_full"
 
 MPUCmdT = namedtuple( "MPUCmdT", "op post rows cols" )
 VPUCmdT = namedtuple( "VPUCmdT", "op len bcast" )
@@ -61,9 +74,23 @@ class CoreTiming:
     s.router = RouterTiming( cfg, core_id, cores )
     s.words = []             # the program's words not yet taken by the buffer
     s.ptr = 0
+    s.stalls = None
 
   def load( s, words ):
     s.words, s.ptr = list( words ), 0
+    s.stalls = [ dict.fromkeys( STALLS, 0 ) for _ in range( 4 ) ]
+    s._why_for = s._why = None
+
+  def _stall( s, cand, ok ):
+    """Counts a cycle in which `cand`, the oldest buffered instruction, did
+    not issue (the reason is fixed while the control unit's offer is)."""
+    off = s.ctrl._offer
+    if off is not s._why_for:
+      s._why_for = off
+      ctrl = s.ctrl
+      s._why = "unit_busy" if ok else stall_kind(
+        ctrl.stall_reasons( cand, ctrl.entries, ctrl.chain_idx, ctrl.check_hazards ) )
+    s.stalls[ cand.unit ][ s._why ] += 1
 
   def drained( s ):
     return s.ptr >= len( s.words )
@@ -118,6 +145,8 @@ class CoreTiming:
     unit_rdy = ( dma.inst_rdy(), rfm.mpu_inst_rdy(), rfm.vpu_inst_rdy(), rfm.router_inst_rdy() )
     done_val = ( dma.done_pending, m_done_val, v_done_val, router.done_pending )
     issued = issue_u is not None and unit_rdy[ issue_u ]
+    if cand is not None and not issued:
+      s._stall( cand, ok )
     dones = [ done_val[u] and ctrl.done_rdy( u ) for u in range( 4 ) ]
     p.update( cand=cand, issue_u=issue_u, issued=issued, dones=dones, mem_req_rdy=mem_req_rdy,
               mem_resp_val=mem_resp_val, req_val=req_val, w_fire=w_val and enq_rdy,

@@ -41,7 +41,8 @@ _ADDR_MASK = ( ( 1 << ( _ADDR.hi - _ADDR.lo ) ) - 1 ) << _ADDR.lo
 # attributes that carry no timing state (configs, caches, data, helpers)
 _SKIP = { "cfg", "specs", "spec", "rule", "cands", "Candidate", "stall_reasons", "go",
           "_offer", "words", "ptr", "p", "ebuf", "label", "modes",
-          "acc_val", "scalar" }     # the VPU's values (None without data)
+          "acc_val", "scalar",      # the VPU's values (None without data)
+          "stalls", "_why_for", "_why" }   # perf's stall counts (statistics: `jump` moves them)
 
 
 def canon_word( word, M ):
@@ -153,16 +154,17 @@ def state_key( app, tracks, layers, j, M ):
            tuple( l.position( c, t, j ) for c, t, l in zip( app.cores, tracks, layers ) ) )
 
 
-def stats_of( k, tracks ):
-  return ( k, [ ( dict( t.cycles ), list( t.busy ), t.last_done ) for t in tracks ] )
+def stats_of( k, tracks, cores ):
+  return ( k, [ ( dict( t.cycles ), list( t.busy ), t.last_done,
+                  [ dict( w ) for w in c.stalls ] ) for t, c in zip( tracks, cores ) ] )
 
 
 def jump( app, tracks, layers, k, before, after, S ):
   """Move the appliance on by S stretches (one body each) of the length
   and statistics between the snapshots `before` and `after`; returns k."""
   dk = after[0] - before[0]
-  for c, t, l, ( c0, b0, _ ), ( c1, b1, _ ) in zip( app.cores, tracks, layers,
-                                                     before[1], after[1] ):
+  for c, t, l, ( c0, b0, _, w0 ), ( c1, b1, _, w1 ) in zip( app.cores, tracks, layers,
+                                                             before[1], after[1] ):
     ctrl = c.ctrl
     shift = S * l.Lw
     for u in range( 4 ):
@@ -181,6 +183,9 @@ def jump( app, tracks, layers, k, before, after, S ):
     ctrl._offer = None
     for cls in t.cycles:
       t.cycles[ cls ] += S * ( c1[ cls ] - c0[ cls ] )
+    for u, why in enumerate( c.stalls ):
+      for k_ in why:
+        why[ k_ ] += S * ( w1[u][ k_ ] - w0[u][ k_ ] )
     t.last_done += S * dk      # the last completion, as many stretches on
     t._oldest()
   return k + S * dk
@@ -223,7 +228,7 @@ class Folder:
       s.ok = False
       return k
     key = state_key( s.app, tracks, s.layers, j, s.M )
-    now = stats_of( k, tracks )
+    now = stats_of( k, tracks, s.app.cores )
     if s.last is not None and s.last[0] == key and foldable( s.app, s.layers, j ):
       S = L - 1 - j
       k = jump( s.app, tracks, s.layers, k, s.last[1], now, S )

@@ -20,6 +20,7 @@ from ..config import DFXConfig, GPT2Config
 from ..isa import Kind, encode, op_of
 from ..units.control.ControlUnitFL import UNITS, unit_of
 from .appliance import ApplianceTiming
+from .core import STALLS
 from .fold import Layers
 
 
@@ -79,13 +80,16 @@ def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
   k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
   busy = [ { name: t.busy[u] for u, name in enumerate( UNITS ) } for t in tracks ]
-  return dict( cycles=k, classes=per_class, busy=busy, folded=app.folded )
+  stalls = [ { name: dict( c.stalls[u] ) for u, name in enumerate( UNITS ) } for c in app.cores ]
+  return dict( cycles=k, classes=per_class, busy=busy, stalls=stalls, folded=app.folded )
 
 
 def empty_result( cores ):
   return dict( level="perf", cycles=0, step_cycles=[], stage_cycles=dict.fromkeys( STAGES, 0 ),
                class_cycles=dict.fromkeys( S.CYCLE_CLASSES, 0 ), step_classes=[],
-               unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( cores ) ] )
+               unit_busy=[ dict.fromkeys( UNITS, 0 ) for _ in range( cores ) ],
+               unit_stalls=[ { u: dict.fromkeys( STALLS, 0 ) for u in UNITS }
+                             for _ in range( cores ) ] )
 
 
 def add_step( res, step, stage ):
@@ -99,6 +103,10 @@ def add_step( res, step, stage ):
   for total, busy in zip( res["unit_busy"], step["busy"] ):
     for name, n in busy.items():
       total[ name ] += n
+  for total, stalls in zip( res["unit_stalls"], step["stalls"] ):
+    for name, why in stalls.items():
+      for k, n in why.items():
+        total[ name ][k] += n
 
 
 def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):

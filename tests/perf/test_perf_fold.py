@@ -35,6 +35,7 @@ def test_fold_keeps_every_cycle( n_layer, cores, prompt, new ):
   assert folded["step_cycles"] == plain["step_cycles"]
   assert folded["step_classes"] == plain["step_classes"]
   assert folded["unit_busy"] == plain["unit_busy"]
+  assert folded["unit_stalls"] == plain["unit_stalls"]
   assert all( n > 0 for n in folded["folded_layers"] )
   assert not any( plain["folded_layers"] )
 

@@ -33,7 +33,8 @@ def exact_run( cores=1 ):
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
 def test_every_step_timed_is_run_exactly( cores ):
   a, b = exact_run( cores ), sampled.estimate( model( cores ), N_IN, N_OUT, samples=None )
-  for k in ( "cycles", "step_cycles", "step_classes", "stage_cycles", "class_cycles", "unit_busy" ):
+  for k in ( "cycles", "step_cycles", "step_classes", "stage_cycles", "class_cycles", "unit_busy",
+             "unit_stalls" ):
     assert b[k] == a[k], k
   assert b["interpolated_steps"] == [] and b["timed_steps"] == list( range( N_IN + N_OUT - 1 ) )
 
@@ -84,3 +85,22 @@ def test_sample_positions():
   assert sampled.sample_positions( 0, 10, 3 ) == [ 0, 5, 10 ]
   assert sampled.sample_positions( 3, 4, 5 ) == [ 3, 4 ]
   assert sampled.sample_positions( 5, 4, 2 ) == []
+
+
+def test_stall_cycles_per_unit():
+  """A unit's issue stalls: cycles its next instruction waited at the head
+  of the in-order issue, by reason.  At most one head waits per cycle, and
+  a core that does not run never waits."""
+  from pymtl_dfx.perf.core import STALLS
+  res = exact_run( 2 )
+  for core in res["unit_stalls"]:
+    assert set( core ) == { "dma", "mpu", "vpu", "router" }
+    assert all( set( why ) == set( STALLS ) for why in core.values() )
+    waited = sum( n for why in core.values() for n in why.values() )
+    assert 0 < waited < res["cycles"]
+  total = lambda k: sum( c[u][k] for c in res["unit_stalls"] for u in c )   # noqa: E731
+  # this model's programs do all four: a vector op waits on a matrix's
+  # result, the router waits for the ring, the DMA for the MPU's FIFO ...
+  assert total( "dependency" ) > 0 and total( "unit_busy" ) > 0
+  # the router (sync) only ever waits on the data it sends
+  assert res["unit_stalls"][0]["router"]["dependency"] > 0
