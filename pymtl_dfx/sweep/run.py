@@ -12,43 +12,28 @@ share (otherwise a rerun times those points again)."""
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ..perf.cli import report
-from ..perf.sampled import StepCache, estimate, time_many
+from ..perf.sampled import NotCached, StepCache, estimate, time_many
 
 
 class DaskMissing( ValueError ):
   """--dask without Dask's distributed scheduler installed."""
 
 
-class _Missing( Exception ):
-  pass
-
-
-class _CachedOnly( StepCache ):
-  """The step cache, read only: a step that is not there raises _Missing
-  before anything is timed."""
-
-  def get( s, key ):
-    rec = super().get( key )
-    if rec is None:
-      raise _Missing( key )
-    return rec
-
-  def put( s, key, record ):
-    raise _Missing( key )
-
-
-def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=None ):
+def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=None,
+             compute=True ):
   """{step: the step at position context - 1 with logits, generation: the
-  I:O generation's `perf` record or None} of one planned model."""
+  I:O generation's `perf` record or None} of one planned model
+  (`compute=False`: from the cache only, else `NotCached`)."""
   cache = cache or StepCache( cache_dir )
   dfx, pos = model.dfx, context - 1
   ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
-  rec = time_many( [ ( model, pos % model.gpt.vocab_size, pos, True ) ], cache, jobs )[0]
+  rec = time_many( [ ( model, pos % model.gpt.vocab_size, pos, True ) ], cache, jobs,
+                   compute=compute )[0]
   out = dict( step=dict( context=context, pos=pos, cycles=rec["cycles"], ms=ms( rec["cycles"] ),
                          classes=rec["classes"] ), generation=None )
   if io:
     n_in, n_out = io
-    res = estimate( model, n_in, n_out, samples, cache=cache, jobs=jobs )
+    res = estimate( model, n_in, n_out, samples, cache=cache, jobs=jobs, compute=compute )
     gen = report( res, dfx, n_in, n_out )
     gen["breakdown"] = dict( per_op_class=gen["breakdown"]["per_op_class"],
                              per_stage=gen["breakdown"]["per_stage"] )
@@ -76,13 +61,13 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
     done += 1
     if on_done:
       on_done( done, len( live ) )
-  cached = _CachedOnly( cache_dir ) if cache_dir is not None else None
+  cache = StepCache( cache_dir ) if cache_dir is not None else None
   for i in live:
     try:
-      if cached is None:
-        raise _Missing()
-      keep( i, latency( models[i], context, io, samples, cache=cached ) )
-    except _Missing:
+      if cache is None:
+        raise NotCached( "no cache" )
+      keep( i, latency( models[i], context, io, samples, cache=cache, compute=False ) )
+    except NotCached:
       todo.append( i )
   if not todo:
     return out
