@@ -26,9 +26,9 @@ import hashlib
 import json
 import os
 import pathlib
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
+from .. import atomic
 from .steps import add_step, empty_result, time_step
 from .appliance import ApplianceTiming
 
@@ -82,10 +82,7 @@ class StepCache:
     if s.dir is None:
       return
     s.dir.mkdir( parents=True, exist_ok=True )
-    fd, tmp = tempfile.mkstemp( dir=s.dir, prefix=".tmp-" )
-    with os.fdopen( fd, "w" ) as out:
-      json.dump( record, out )
-    os.replace( tmp, s.dir / f"{key}.json" )
+    atomic.write_text( s.dir / f"{key}.json", json.dumps( record ) )
 
 
 def sample_positions( lo, hi, n ):

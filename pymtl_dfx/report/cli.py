@@ -10,8 +10,8 @@ breakdown, scaling, xl_latency and step_ms as PNG and SVG, summary.md
 
 import json
 import os
-import tempfile
 
+from .. import atomic
 from ..config import DFXConfig
 from ..perf.cli import add_step_options
 
@@ -34,17 +34,6 @@ def add_parser( sub, common, positive ):
                        "(not cores: the figures choose the card counts)" )
   p.add_argument( "--json", action="store_true", help="print the written files as JSON" )
   p.set_defaults( fn=cmd_report )
-
-
-def _write_text( path, text ):
-  d = os.path.dirname( path )
-  fd, tmp = tempfile.mkstemp( dir=d, prefix=".tmp-" )
-  with os.fdopen( fd, "w" ) as f:
-    f.write( text )
-  m = os.umask( 0 )
-  os.umask( m )
-  os.chmod( tmp, 0o666 & ~m )
-  os.replace( tmp, path )
 
 
 def _jsonable( x ):
@@ -75,9 +64,9 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
     pngs["step_ms"] = figures.step_ms( res, out_dir )
   paths = { k: os.path.join( out_dir, v ) for k, v in pngs.items() }
   paths["summary"] = os.path.join( out_dir, "summary.md" )
-  _write_text( paths["summary"], summary.write( res, pngs, clock ) )
+  atomic.write_text( paths["summary"], summary.write( res, pngs, clock ) )
   paths["results"] = os.path.join( out_dir, "results.json" )
-  _write_text( paths["results"], json.dumps( _jsonable( res ), indent=1 ) + "\n" )
+  atomic.write_text( paths["results"], json.dumps( _jsonable( res ), indent=1 ) + "\n" )
   return paths
 
 

@@ -1,7 +1,6 @@
 """The report's figures (matplotlib, PNG and SVG) from `compute.results`."""
 
 import os
-import tempfile
 
 import matplotlib
 
@@ -9,6 +8,7 @@ matplotlib.use( "Agg" )
 import matplotlib.pyplot as plt   # noqa: E402
 import matplotlib.ticker          # noqa: E402,F401
 
+from .. import atomic                          # noqa: E402
 from ..compiler.stats import CYCLE_CLASSES   # noqa: E402
 
 COLORS = dict( zip( CYCLE_CLASSES, plt.get_cmap( "tab10" ).colors ) )
@@ -16,22 +16,13 @@ SIZE_MARKERS = { 32: "o", 64: "s", 128: "^" }
 
 
 def save( fig, out_dir, name ):
-  """Writes NAME.png and NAME.svg, each through a temporary file in the
-  folder; returns the PNG's file name."""
+  """Writes NAME.png and NAME.svg (each whole or not at all); returns the
+  PNG's file name."""
   for ext in ( "png", "svg" ):
-    fd, tmp = tempfile.mkstemp( dir=out_dir, prefix=f".{name}-", suffix=f".{ext}" )
-    os.close( fd )
-    fig.savefig( tmp, format=ext, dpi=130, bbox_inches="tight" )
-    os.chmod( tmp, 0o666 & ~_umask() )
-    os.replace( tmp, os.path.join( out_dir, f"{name}.{ext}" ) )
+    with atomic.atomic_path( os.path.join( out_dir, f"{name}.{ext}" ) ) as tmp:
+      fig.savefig( tmp, format=ext, dpi=130, bbox_inches="tight" )
   plt.close( fig )
   return f"{name}.png"
-
-
-def _umask():
-  m = os.umask( 0 )
-  os.umask( m )
-  return m
 
 
 def breakdown( res, out_dir, clock_mhz ):
