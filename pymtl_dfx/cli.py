@@ -309,7 +309,6 @@ def _use_image( args, cfg, n_tokens ):
   """The compiled model of --image, checked against --model, --cores/--set
   and the generation's length."""
   from .compiler.build import load_compiled
-  from .config import DFXConfig
   compiled = load_compiled( args.image )
   if compiled.gpt.to_hf_dict() != cfg.to_hf_dict():
     raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} "
@@ -460,7 +459,7 @@ def _timing( host, dfx ):
   if host.level not in TIMED_LEVELS:
     return {}
   r = host.results()
-  ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
+  ms = dfx.ms
   cycles = dict( total=r["cycles"], per_step=r["step_cycles"], per_stage=r["stage_cycles"],
                  per_op_class=r["class_cycles"], unit_busy=r["unit_busy"] )
   return dict( cycles=cycles,

@@ -41,6 +41,12 @@ def _ns_to_cycles(ns, clock_mhz) -> int:
   return max(1, math.ceil(ns * clock_mhz / 1000 - 1e-9))
 
 
+def cycles_to_ms(cycles, clock_mhz) -> float:
+  """Kernel cycles as milliseconds at `clock_mhz`: the one conversion every
+  report, CLI and sweep uses."""
+  return cycles / (clock_mhz * 1e3)
+
+
 def _is_pow2(x) -> bool:
   return isinstance(x, int) and x > 0 and (x & (x - 1)) == 0
 
@@ -254,6 +260,10 @@ class DFXConfig:
     """A single-chunk column tile from its weights' arrival to its output:
     MFU lanes, one accumulation, post-ops."""
     return self.mfu_lane_latency + self.fp_add_latency + self.mpu_post_latency
+
+  def ms(self, cycles) -> float:
+    """`cycles` of this config's kernel clock in milliseconds."""
+    return cycles_to_ms(cycles, self.clock_mhz)
 
   @property
   def hbm_bytes_per_cycle(self) -> int:

@@ -16,8 +16,6 @@ NEW_TOKENS = 8
 CORES = 4
 
 
-def _ms( cycles, dfx ):
-  return cycles / ( dfx.clock_mhz * 1e3 )
 
 
 def run_demo( prompt=PROMPT, new_tokens=NEW_TOKENS, cores=CORES, say=print, write=None,
@@ -64,20 +62,20 @@ def run_demo( prompt=PROMPT, new_tokens=NEW_TOKENS, cores=CORES, say=print, writ
   perf_s = time.perf_counter() - t0
   stage = res["stage_cycles"]
   n_gen = new_tokens - 1
-  per_prompt = _ms( stage["summarization"], dfx ) / len( ids )
-  per_token = _ms( stage["generation"], dfx ) / n_gen if n_gen else None
+  per_prompt = dfx.ms( stage["summarization"] ) / len( ids )
+  per_token = dfx.ms( stage["generation"] ) / n_gen if n_gen else None
   total = res["cycles"]
   shares = sorted( ( ( k, v ) for k, v in res["class_cycles"].items() if v ), key=lambda kv: -kv[1] )
   say( f"Simulated time on the appliance ({n_steps} steps, cycles exact to the CL model, "
        f"{perf_s:.1f} s to compute):" )
-  say( f"  {total:,} cycles = {_ms( total, dfx ):.3f} ms at {dfx.clock_mhz} MHz; "
+  say( f"  {total:,} cycles = {dfx.ms( total ):.3f} ms at {dfx.clock_mhz} MHz; "
        f"{per_prompt:.3f} ms per prompt token"
        + ( f", {per_token:.3f} ms per generated token" if per_token is not None else "" ) )
   say( "  where the time goes: " + ", ".join( f"{k} {100 * v / total:.0f}%" for k, v in shares ) )
   paper = paper_comparison( say )
   return dict( model=gpt.name, cores=cores, prompt=prompt, prompt_ids=ids, tokens=tokens,
                text=tok.decode( tokens ), same_as_dfx_numerics=same,
-               cycles=total, ms=_ms( total, dfx ), ms_per_prompt_token=per_prompt,
+               cycles=total, ms=dfx.ms( total ), ms_per_prompt_token=per_prompt,
                ms_per_generated_token=per_token, per_op_class=res["class_cycles"],
                per_stage=stage, seconds=dict( generate=round( gen_s, 3 ),
                                               perf=round( perf_s, 3 ) ),

@@ -40,6 +40,32 @@ def stall_kind( reasons ):
     return "wait"
   return "scoreboard_full"
 
+
+class StallCounts:
+  """Per unit, the cycles its oldest buffered instruction waited at issue,
+  by reason (STALLS).  A statistic, not timing state: folding leaves every
+  `statistic` object out of the canonical state and moves it on with
+  `advance`, like the op-class and busy counts."""
+  statistic = True
+
+  def __init__( s ):
+    s.by_unit = [ dict.fromkeys( STALLS, 0 ) for _ in range( 4 ) ]
+    s.reason_for = s.reason = None   # the reason holds while the control unit's offer does
+
+  def count( s, unit, offer, reason_of ):
+    if offer is not s.reason_for:
+      s.reason_for, s.reason = offer, reason_of()
+    s.by_unit[ unit ][ s.reason ] += 1
+
+  def snapshot( s ):
+    return [ dict( w ) for w in s.by_unit ]
+
+  def advance( s, S, before, after ):
+    """S more stretches like the one from snapshot `before` to `after`."""
+    for w, w0, w1 in zip( s.by_unit, before, after ):
+      for k in w:
+        w[ k ] += S * ( w1[ k ] - w0[ k ] )
+
 MPUCmdT = namedtuple( "MPUCmdT", "op post rows cols" )
 VPUCmdT = namedtuple( "VPUCmdT", "op len bcast" )
 Packet = namedtuple( "Packet", "src idx" )
@@ -78,19 +104,14 @@ class CoreTiming:
 
   def load( s, words ):
     s.words, s.ptr = list( words ), 0
-    s.stalls = [ dict.fromkeys( STALLS, 0 ) for _ in range( 4 ) ]
-    s._why_for = s._why = None
+    s.stalls = StallCounts()
 
   def _stall( s, cand, ok ):
     """Counts a cycle in which `cand`, the oldest buffered instruction, did
     not issue (the reason is fixed while the control unit's offer is)."""
-    off = s.ctrl._offer
-    if off is not s._why_for:
-      s._why_for = off
-      ctrl = s.ctrl
-      s._why = "unit_busy" if ok else stall_kind(
-        ctrl.stall_reasons( cand, ctrl.entries, ctrl.chain_idx, ctrl.check_hazards ) )
-    s.stalls[ cand.unit ][ s._why ] += 1
+    ctrl = s.ctrl
+    s.stalls.count( cand.unit, ctrl._offer, lambda: "unit_busy" if ok else stall_kind(
+      ctrl.stall_reasons( cand, ctrl.entries, ctrl.chain_idx, ctrl.check_hazards ) ) )
 
   def drained( s ):
     return s.ptr >= len( s.words )

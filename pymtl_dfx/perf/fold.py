@@ -31,7 +31,7 @@ from collections import deque
 from enum import Enum
 from fractions import Fraction
 
-from ..isa import DmaOp, Kind
+from ..isa import Kind
 from ..isa.formats import DmaInst, layout
 from ..units.control.decode_cache import decoded
 
@@ -41,8 +41,7 @@ _ADDR_MASK = ( ( 1 << ( _ADDR.hi - _ADDR.lo ) ) - 1 ) << _ADDR.lo
 # attributes that carry no timing state (configs, caches, data, helpers)
 _SKIP = { "cfg", "specs", "spec", "rule", "cands", "Candidate", "stall_reasons", "go",
           "_offer", "words", "ptr", "p", "ebuf", "label", "modes",
-          "acc_val", "scalar",      # the VPU's values (None without data)
-          "stalls", "_why_for", "_why" }   # perf's stall counts (statistics: `jump` moves them)
+          "acc_val", "scalar" }     # the VPU's values (None without data)
 
 
 def canon_word( word, M ):
@@ -97,6 +96,8 @@ def canon( x, M ):
     return tuple( sorted( x ) )
   if isinstance( x, dict ):
     return tuple( ( k, canon( v, M ) ) for k, v in sorted( x.items() ) )
+  if getattr( x, "statistic", False ):        # counts, not state: `jump` moves them
+    return None
   if hasattr( x, "to_bits" ):                 # a decoded instruction (bitstruct)
     return int( x.to_bits() )
   f = _RELATIVE.get( type( x ).__name__ )
@@ -156,7 +157,7 @@ def state_key( app, tracks, layers, j, M ):
 
 def stats_of( k, tracks, cores ):
   return ( k, [ ( dict( t.cycles ), list( t.busy ), t.last_done,
-                  [ dict( w ) for w in c.stalls ] ) for t, c in zip( tracks, cores ) ] )
+                  c.stalls.snapshot() ) for t, c in zip( tracks, cores ) ] )
 
 
 def jump( app, tracks, layers, k, before, after, S ):
@@ -183,9 +184,7 @@ def jump( app, tracks, layers, k, before, after, S ):
     ctrl._offer = None
     for cls in t.cycles:
       t.cycles[ cls ] += S * ( c1[ cls ] - c0[ cls ] )
-    for u, why in enumerate( c.stalls ):
-      for k_ in why:
-        why[ k_ ] += S * ( w1[u][ k_ ] - w0[u][ k_ ] )
+    c.stalls.advance( S, w0, w1 )
     t.last_done += S * dk      # the last completion, as many stretches on
     t._oldest()
   return k + S * dk

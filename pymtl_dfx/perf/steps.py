@@ -80,7 +80,7 @@ def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
   k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
   busy = [ { name: t.busy[u] for u, name in enumerate( UNITS ) } for t in tracks ]
-  stalls = [ { name: dict( c.stalls[u] ) for u, name in enumerate( UNITS ) } for c in app.cores ]
+  stalls = [ { name: dict( c.stalls.by_unit[u] ) for u, name in enumerate( UNITS ) } for c in app.cores ]
   return dict( cycles=k, classes=per_class, busy=busy, stalls=stalls, folded=app.folded )
 
 

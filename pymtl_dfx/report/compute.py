@@ -4,7 +4,7 @@ step cache, and turns them into the figures' numbers."""
 from .. import perf
 from ..compiler.limits import CompileError
 from ..config import DFXConfig, gpt2_preset
-from ..perf.sampled import StepCache, estimate, time_many
+from ..perf.sampled import estimate, time_many
 from .plan import PAPER
 
 
@@ -33,8 +33,6 @@ def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None ):
   return skipped
 
 
-def _ms( cycles, dfx ):
-  return cycles / ( dfx.clock_mhz * 1e3 )
 
 
 def weight_bytes( gpt ):
@@ -42,12 +40,6 @@ def weight_bytes( gpt ):
   decoder layers' matrices and the LM head (the token embedding)."""
   E = gpt.n_embd
   return 2 * ( 12 * E * E * gpt.n_layer + gpt.vocab_size * E )
-
-
-def dma_ceiling( dfx ):
-  """Bytes per second the DMA can take from HBM: every channel's word per
-  kernel cycle (409.6 GB/s at the paper's 32 x 512 bits, 200 MHz)."""
-  return dfx.hbm_channels * dfx.hbm_channel_bits / 8 * dfx.clock_mhz * 1e6
 
 
 def models( plan, overrides=() ):
@@ -76,9 +68,9 @@ def breakdown( plan, ms_, cache, compute=True ):
         continue
       rec = _step( m, plan.breakdown_pos, True, cache, compute )
       out[ f"{label} x{cards}" ] = dict(
-        size=label, cards=cards, cycles=rec["cycles"], ms=_ms( rec["cycles"], m.dfx ),
+        size=label, cards=cards, cycles=rec["cycles"], ms=m.dfx.ms( rec["cycles"] ),
         classes=rec["classes"],
-        roofline_ms=weight_bytes( m.gpt ) / cards / dma_ceiling( m.dfx ) * 1e3 )
+        roofline_ms=weight_bytes( m.gpt ) / cards / ( m.dfx.hbm_gbps * 1e9 ) * 1e3 )
   return out
 
 
@@ -92,9 +84,8 @@ def scaling( plan, ms_, cache, compute=True ):
       continue
     res = estimate( m, n_in, n_out, positions=plan.scaling_positions, cache=cache,
                     compute=compute )
-    ms = _ms( res["cycles"], m.dfx )
-    steps = [ dict( pos=p, logits=want, ms=_ms( _step( m, p, want, cache, compute )["cycles"],
-                                                  m.dfx ) )
+    ms = m.dfx.ms( res["cycles"] )
+    steps = [ dict( pos=p, logits=want, ms=m.dfx.ms( _step( m, p, want, cache, compute )["cycles"] ) )
               for want, ps in plan.scaling_positions.items() for p in ps ]
     out[ cards ] = dict(
       ms=ms, tokens_per_s=n_out / ( ms / 1e3 ), classes=res["class_cycles"],
@@ -113,12 +104,12 @@ def xl( plan, ms_, cache, compute=True ):
     for n_out in plan.xl_outputs:
       res = estimate( m, n_in, n_out, positions=plan.xl_positions, cache=cache, compute=compute )
       points[ f"{n_in}:{n_out}" ] = dict(
-        n_in=n_in, n_out=n_out, ms=_ms( res["cycles"], m.dfx ), classes=res["class_cycles"],
+        n_in=n_in, n_out=n_out, ms=m.dfx.ms( res["cycles"] ), classes=res["class_cycles"],
         cycles=res["cycles"], paper_ms=plan.xl_paper.get( ( n_in, n_out ) ) )
   for want, ps in plan.xl_positions.items():
     for p in ps:
       rec = _step( m, p, want, cache, compute )
-      steps.append( dict( pos=p, logits=want, ms=_ms( rec["cycles"], m.dfx ),
+      steps.append( dict( pos=p, logits=want, ms=m.dfx.ms( rec["cycles"] ),
                           classes=rec["classes"] ) )
   return points, steps
 

@@ -10,6 +10,7 @@ import matplotlib.ticker          # noqa: E402,F401
 
 from .. import atomic                          # noqa: E402
 from ..compiler.stats import CYCLE_CLASSES   # noqa: E402
+from ..config import cycles_to_ms            # noqa: E402
 
 COLORS = dict( zip( CYCLE_CLASSES, plt.get_cmap( "tab10" ).colors ) )
 SIZE_MARKERS = { 32: "o", 64: "s", 128: "^" }
@@ -33,7 +34,7 @@ def breakdown( res, out_dir, clock_mhz ):
   labels = [ f"{r['size']}\n{r['cards']} card{'s' if r['cards'] > 1 else ''}" for r in rows ]
   bottom = [ 0.0 ] * len( rows )
   for cls in CYCLE_CLASSES:
-    ms = [ r["classes"].get( cls, 0 ) / ( clock_mhz * 1e3 ) for r in rows ]
+    ms = [ cycles_to_ms( r["classes"].get( cls, 0 ), clock_mhz ) for r in rows ]
     if any( ms ):
       ax.bar( labels, ms, bottom=bottom, label=cls, color=COLORS[ cls ] )
       bottom = [ b + v for b, v in zip( bottom, ms ) ]

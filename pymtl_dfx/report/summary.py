@@ -2,6 +2,7 @@
 against published figures with the error of each."""
 
 from ..compiler.stats import CYCLE_CLASSES
+from ..config import cycles_to_ms
 
 
 def _err( model, ref ):
@@ -49,7 +50,7 @@ def per_token( res, clock_mhz ):
       continue
     a, b = pts[ ( n_in, outs[-2] ) ], pts[ ( n_in, outs[-1] ) ]
     n = b["n_out"] - a["n_out"]
-    cls = { k: ( b["classes"][k] - a["classes"][k] ) / n / ( clock_mhz * 1e3 ) for k in a["classes"] }
+    cls = { k: cycles_to_ms( b["classes"][k] - a["classes"][k], clock_mhz ) / n for k in a["classes"] }
     out.append( dict( n_in=n_in, outs=( a["n_out"], b["n_out"] ), ms=sum( cls.values() ),
                       classes=cls, paper_ms=( b["paper_ms"] - a["paper_ms"] ) / n ) )
   return out
@@ -117,6 +118,6 @@ def write( res, figures, clock_mhz ):
              "| model, cards | " + " | ".join( CYCLE_CLASSES ) + " | total |",
              "|---|" + "---|" * ( len( CYCLE_CLASSES ) + 1 ) ]
   for k, r in res["breakdown"].items():
-    ms = [ r["classes"].get( c, 0 ) / ( clock_mhz * 1e3 ) for c in CYCLE_CLASSES ]
+    ms = [ cycles_to_ms( r["classes"].get( c, 0 ), clock_mhz ) for c in CYCLE_CLASSES ]
     lines.append( f"| {k} | " + " | ".join( f"{v:.3f}" for v in ms ) + f" | {r['ms']:.3f} |" )
   return "\n".join( lines ) + "\n"

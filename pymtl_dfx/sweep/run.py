@@ -26,7 +26,7 @@ def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=N
   (`compute=False`: from the cache only, else `NotCached`)."""
   cache = cache or StepCache( cache_dir )
   dfx, pos = model.dfx, context - 1
-  ms = lambda c: c / ( dfx.clock_mhz * 1e3 )   # noqa: E731
+  ms = dfx.ms
   rec = time_many( [ ( model, pos % model.gpt.vocab_size, pos, True ) ], cache, jobs,
                    compute=compute )[0]
   out = dict( step=dict( context=context, pos=pos, cycles=rec["cycles"], ms=ms( rec["cycles"] ),
