@@ -54,15 +54,12 @@ from ..units.memory.ports import mk_host_types
 from ..units.regfile.ports import vector_error
 from ..units.control.msgs import InstMsg
 from .Appliance import Appliance
+from .liveness import StepTimeout, cycle_limit, stuck_report
 
 LEVELS = ( "func", ) + CORE_LEVELS
 STAGES = ( "summarization", "generation" )
 F16 = np.float16
 ALL_STRB = ( 1 << MEM_WORD_ELEMS ) - 1
-
-
-class StepTimeout( RuntimeError ):
-  pass
 
 
 class ProgramError( ValueError ):
@@ -395,27 +392,6 @@ class Host:
                             f"run past the {words} words of the modelled {m.upper()} "
                             f"({m}_depth={s.depth[m]})" )
 
-  def _cycle_limit( s, progs ):
-    """A generous bound from the work in the programs: every entry, tile and
-    packet a few cycles, every instruction a memory round trip."""
-    cfg = s.model.dfx
-    lat = max( s.specs["hbm"].latency, s.specs["ddr"].latency, cfg.ring_latency_cycles )
-    work = 0
-    for prog in progs:
-      n = 0
-      for inst in prog:
-        kind, op = Kind( int( inst.hdr.kind ) ), op_of( inst )
-        if kind == Kind.DMA:
-          n += int( inst.vecs ) * cfg.d // MEM_WORD_ELEMS
-        elif kind == Kind.ROUTER:
-          n += cfg.cores * int( inst.len ) // cfg.router_words + cfg.cores * lat
-        elif op.on_vpu:
-          n += -( -int( inst.len ) // cfg.d )
-        else:
-          n += -( -int( inst.rows ) // cfg.d ) * -( -int( inst.cols ) // cfg.l )
-      work = max( work, 4 * n + ( 2 * lat + 100 ) * len( prog ) )
-    return work + 10_000
-
   def _run_stream( s, progs, classes ):
     top = s.top
     tracks = []
@@ -427,7 +403,7 @@ class Host:
       tracks.append( _Progress( units, cls ) )
       if s.fast is None:
         top.src[i].push( InstMsg( encode( inst ) ) for inst in prog )
-    limit = s.max_cycles or s._cycle_limit( progs )
+    limit = s.max_cycles or cycle_limit( s.model.dfx, s.specs, progs )
     n = len( progs )
     if s.fast is not None:
       k = s.fast.run( progs, tracks, limit,
@@ -459,20 +435,16 @@ class Host:
     return k
 
   def _stuck( s, limit, tracks, progs, left=None ):
-    parts = []
-    for i, t in enumerate( tracks ):
+    traces = []
+    for i in range( len( tracks ) ):
       try:
-        trace = s.top.dut.cores[i].line_trace().strip()
+        traces.append( s.top.dut.cores[i].line_trace().strip() )
       except Exception:          # a Verilated appliance has no inner objects
-        trace = "-"
-      if t.oldest is None:
-        where = "all instructions completed"
-      else:
-        where = f"oldest incomplete pc {t.oldest}: {format_inst( progs[i][ t.oldest ] )}"
-      inflight = ", ".join( f"{u} {t.issued[k]}/{t.retired[k]}" for k, u in enumerate( UNITS ) )
-      parts.append( f"core {i}: {trace}; {where}; issued/done {inflight}; "
-                    f"{len( s.top.src[i].q ) if left is None else left[i]} words not yet taken" )
-    return ( f"step at position {s.pos} did not finish in {limit} cycles; " + "; ".join( parts ) )
+        traces.append( "-" )
+    if left is None:
+      left = [ len( s.top.src[i].q ) for i in range( len( tracks ) ) ]
+    return stuck_report( f"step at position {s.pos}", limit, tracks,
+                         lambda i, pc: progs[i][ pc ], traces, left )
 
   def _run_func( s, progs ):
     limit = s.max_cycles or 100 * max( len( p ) for p in progs ) + 10_000

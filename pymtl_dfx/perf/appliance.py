@@ -9,14 +9,12 @@ is idle and every word taken.
 """
 
 from ..appliance.host import _Progress
+from ..appliance.liveness import StepTimeout, cycle_limit, stuck_report
 from ..lib.rate_queue import RateQueueCL
 from ..units.router.LinkRTL import link_rule
+from ..units.control.decode_cache import decoded
 from .core import CoreTiming
 from .fold import Folder
-
-
-class StepTimeout( RuntimeError ):
-  pass
 
 
 class ApplianceTiming:
@@ -26,11 +24,16 @@ class ApplianceTiming:
     s.cores = [ CoreTiming( cfg, i, cores ) for i in range( cores ) ]
     s.links = [ RateQueueCL( link_rule( cfg ) ) for _ in range( cores ) ]
 
-  def step( s, words, units, classes, layers=None, limit=10**9 ):
+  def step( s, words, units, classes, layers=None, limit=None, what="step" ):
     """words / units / classes: per core, the program's words, each
     instruction's unit and op class; layers: per core, its `fold.Layers`
-    (None: no folding).  Returns (cycles, per-core _Progress)."""
+    (None: no folding); limit: cycles before `StepTimeout` names what is
+    stuck (default: the host's bound from the programs).  Returns (cycles,
+    per-core _Progress)."""
     n, cores, links = s.n, s.cores, s.links
+    if limit is None:
+      limit = cycle_limit( s.cfg, s.cores[0].specs,
+                           [ [ decoded( w )[0] for w in ws ] for ws in words ] )
     tracks = [ _Progress( u, c ) for u, c in zip( units, classes ) ]
     for c, w in zip( cores, words ):
       c.load( w )
@@ -51,7 +54,9 @@ class ApplianceTiming:
       if all( c.idle() and c.drained() for c in cores ):
         return k, tracks
       if k >= limit:
-        raise StepTimeout( f"step did not finish in {limit} cycles" )
+        raise StepTimeout( stuck_report(
+          what, limit, tracks, lambda i, pc: decoded( words[i][ pc ] )[0],
+          [ c.line_trace() for c in cores ], [ len( c.words ) - c.ptr for c in cores ] ) )
       # state: packets move between routers and links
       pkts = [ c.send_packet() if c.p["r_send_val"] and recv_rdy[i] else None
                for i, c in enumerate( cores ) ]

@@ -15,6 +15,7 @@ from collections import namedtuple
 from ..lib.fifo import FifoCL
 from ..lib.rate_queue import RateQueueCL
 from ..units.control.ControlUnitCL import Candidate, stall_reasons
+from ..units.control.ControlUnitFL import UNITS
 from ..units.control.timing import IssueTiming
 from ..units.dma.msgs import mk_dma_types
 from ..units.dma.timing import DMATiming
@@ -86,7 +87,7 @@ class CoreTiming:
   def __init__( s, cfg, core_id, cores ):
     s.cfg, s.core_id, s.cores = cfg, core_id, cores
     T = mk_dma_types( cfg )
-    specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
+    s.specs = specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
     s.ctrl = IssueTiming( cfg, True, Candidate, stall_reasons )
     s.dma = DMATiming( cfg, specs )
     s.mem = { m: [ RateQueueCL( channel_rule( specs[m] ) ) for _ in range( specs[m].channels ) ]
@@ -112,6 +113,24 @@ class CoreTiming:
     ctrl = s.ctrl
     s.stalls.count( cand.unit, ctrl._offer, lambda: "unit_busy" if ok else stall_kind(
       ctrl.stall_reasons( cand, ctrl.entries, ctrl.chain_idx, ctrl.check_hazards ) ) )
+
+  def line_trace( s ):
+    """The control unit (pc, buffered words, scoreboard, why its oldest
+    instruction waits), then each unit: ready for an instruction or busy,
+    with its completion pending or not, and the weight FIFO's fill."""
+    ctrl = s.ctrl
+    held = sum( e is not None for e in ctrl.entries )
+    cand, ok = ctrl.offer()
+    why = ""
+    if cand is not None:
+      reasons = ctrl.stall_reasons( cand, ctrl.entries, ctrl.chain_idx, ctrl.check_hazards )
+      why = f" head waits: {', '.join( reasons )}" if reasons else ""
+    rdy = ( s.dma.inst_rdy(), s.rfm.mpu_inst_rdy(), s.rfm.vpu_inst_rdy(), s.rfm.router_inst_rdy() )
+    done = ( s.dma.done_pending, None, None, s.router.done_pending )
+    units = " ".join( f"{name}:{'rdy' if r else 'busy'}{'+done' if d else ''}"
+                      for name, r, d in zip( UNITS, rdy, done ) )
+    return ( f"pc {ctrl.pc} buf {len( ctrl.buf )} sb {held}/{len( ctrl.entries )}{why} | "
+             f"{units} wfifo {len( s.wfifo )}/{s.wfifo.entries}" )
 
   def drained( s ):
     return s.ptr >= len( s.words )

@@ -76,7 +76,8 @@ def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   if fold:
     M = max( cfg.hbm_channels, cfg.ddr_channels )
     layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
-  k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers )
+  k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers,
+                        what=f"step at position {pos}" )
   slowest = max( range( len( tracks ) ), key=lambda i: ( tracks[i].last_done, -i ) )
   k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
   busy = [ { name: t.busy[u] for u, name in enumerate( UNITS ) } for t in tracks ]

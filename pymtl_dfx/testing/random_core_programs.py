@@ -51,14 +51,15 @@ subnormals (smallest, largest), the smallest normal, +-65504 and values near
 it, exp's overflow threshold, +-inf, quiet and signalling NaNs, 1 and -1.
 """
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 from hypothesis import strategies as st
 
+from ..appliance.liveness import StepTimeout, cycle_limit, stuck_report
 from ..config import MEM_WORD_ELEMS
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
+from ..units.dma.msgs import mk_dma_types
 from .core_mixing import dfx_config
 
 F16 = np.float16
@@ -421,22 +422,9 @@ def _bits( a ):
   return np.ascontiguousarray( a ).view( np.uint16 )
 
 
-def cycle_limit( prog ):
-  """Cycles a program may take: every word, tile and element a few cycles,
-  every instruction two memory round trips and 100 cycles."""
-  work = 0
-  for inst in prog.insts:
-    f = format_inst( inst )
-    if f.startswith( ( "hbm_", "ddr_" ) ):
-      work += int( inst.vecs ) * EW
-    elif f.startswith( "sync" ):
-      work += int( inst.len ) // CFG.router_words + 1
-    elif f.split()[0] in ( "conv1d", "mm", "maskedmm" ):
-      work += ceil_div( int( inst.rows ), CFG.d ) * ceil_div( int( inst.cols ), CFG.l ) * 4
-    else:
-      work += ceil_div( int( inst.len ), CFG.d )
-  return 4 * work + ( 2 * max( CFG.hbm_latency_cycles, CFG.ddr_latency_cycles ) + 100 ) \
-    * len( prog.insts ) + 1_000
+def program_cycle_limit( prog ):
+  """The host's own bound (`appliance.liveness`) for one core's program."""
+  return cycle_limit( CFG, mk_dma_types( CFG ), [ prog.insts ] )
 
 
 class ProgramTimeout( AssertionError ):
@@ -470,7 +458,7 @@ class FuncRunner:
     core.sim_reset()
     before = _bits( core.regs.rf.mem ).copy()
     core.ctrl.load( prog.words() )
-    limit = cycle_limit( prog )
+    limit = program_cycle_limit( prog )
     k = 0
     while not core.ctrl.is_idle():
       if k >= limit:
@@ -583,20 +571,18 @@ class StreamRunner:
     before = _bits( rfm.rf.mem ).copy() if hasattr( rfm, "rf" ) else None
     units = [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in prog.insts ]
     track = _Progress( units, [ S.CLASSES[0] ] * len( units ) )
-    limit = cycle_limit( prog )
+    limit = program_cycle_limit( prog )
 
     def stuck( limit, left=None ):
-      pc = track.oldest
-      where = "-" if pc is None else f"pc {pc} ({format_inst( prog.insts[pc] )})"
       try:
-        trace = top.dut.cores[0].line_trace()
-      except Exception:
+        trace = top.dut.cores[0].line_trace().strip()
+      except Exception:          # a Verilated appliance has no inner objects
         trace = "-"
-      return ( f"{s.level}: program not done in {limit} cycles; oldest incomplete {where}; "
-               f"issued/done {track.issued}/{track.retired}; {trace}" )
+      return stuck_report( f"{s.level}: program", limit, [ track ],
+                           lambda i, pc: prog.insts[ pc ], [ trace ],
+                           left or [ len( top.src[0].q ) ] )
 
     if s.fast is not None:
-      from ..appliance.host import StepTimeout
       try:
         k = s.fast.run( [ prog.insts ], [ track ], limit, lambda limit, left: stuck( limit, left ) )
       except StepTimeout as e:

@@ -1,0 +1,51 @@
+"""Liveness of a step: the cycle limit every simulation of a step derives
+from its programs, and the report it gives when a step hits it.  The host
+(every level) and the performance model share both, so a deadlock is a
+clear error naming each core's stuck instruction, never a hang."""
+
+from ..config import MEM_WORD_ELEMS
+from ..isa import Kind, format_inst, op_of
+from ..units.control.ControlUnitFL import UNITS
+
+
+class StepTimeout( RuntimeError ):
+  pass
+
+
+def cycle_limit( cfg, specs, progs ):
+  """A generous bound from the work in the programs (per core, decoded
+  instructions): every entry, tile and packet a few cycles, every
+  instruction a memory or ring round trip."""
+  lat = max( specs["hbm"].latency, specs["ddr"].latency, cfg.ring_latency_cycles )
+  work = 0
+  for prog in progs:
+    n = 0
+    for inst in prog:
+      kind, op = Kind( int( inst.hdr.kind ) ), op_of( inst )
+      if kind == Kind.DMA:
+        n += int( inst.vecs ) * cfg.d // MEM_WORD_ELEMS
+      elif kind == Kind.ROUTER:
+        n += cfg.cores * int( inst.len ) // cfg.router_words + cfg.cores * lat
+      elif op.on_vpu:
+        n += -( -int( inst.len ) // cfg.d )
+      else:
+        n += -( -int( inst.rows ) // cfg.d ) * -( -int( inst.cols ) // cfg.l )
+    work = max( work, 4 * n + ( 2 * lat + 100 ) * len( prog ) )
+  return work + 10_000
+
+
+def stuck_report( what, limit, tracks, inst_at, traces, left ):
+  """`what` did not finish in `limit` cycles: per core, its units' state
+  (`traces[i]`), its oldest incomplete instruction (`inst_at(i, pc)`, the
+  decoded instruction), instructions issued/completed per unit and the
+  program words not yet taken (`left[i]`)."""
+  parts = []
+  for i, t in enumerate( tracks ):
+    if t.oldest is None:
+      where = "all instructions completed"
+    else:
+      where = f"oldest incomplete pc {t.oldest}: {format_inst( inst_at( i, t.oldest ) )}"
+    inflight = ", ".join( f"{u} {t.issued[k]}/{t.retired[k]}" for k, u in enumerate( UNITS ) )
+    parts.append( f"core {i}: {traces[i]}; {where}; issued/done {inflight}; "
+                  f"{left[i]} words not yet taken" )
+  return f"{what} did not finish in {limit} cycles; " + "; ".join( parts )
