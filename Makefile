@@ -34,9 +34,12 @@ demo: setup
 # Tests run from the build folder because pymtl3 writes translated Verilog
 # and Verilator objects into the current directory.
 # One pytest worker per core; a test file stays on one worker (--dist
-# loadfile) and every worker builds its Verilator models in its own folder.
+# loadgroup, groups set in tests/conftest.py: the cases of a `spread` test
+# go one by one) and every worker builds its Verilator models in its own
+# folder.  Files are handed out in collection order, so the long core tests
+# start first.
 JOBS ?= $(shell nproc)
-XDIST = -n $(JOBS) --dist loadfile
+XDIST = -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 test: setup
 	@mkdir -p $(BUILD)/test

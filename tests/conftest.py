@@ -35,7 +35,14 @@ def _may_verilate( item ):
   return "cmdline_opts" in item.fixturenames
 
 
+@pytest.hookimpl( tryfirst=True )     # before pytest-xdist turns the groups into node ids
 def pytest_collection_modifyitems( config, items ):
+  # make test runs `--dist loadgroup`: a test file stays on one worker (its
+  # module fixtures and Verilator builds are made once), except the cases of
+  # a `spread` test, each minutes long, which balance the workers
+  for item in items:
+    group = item.nodeid if item.get_closest_marker( "spread" ) else item.nodeid.split( "::" )[0]
+    item.add_marker( pytest.mark.xdist_group( group ) )
   if not _translating( config ):
     return
   keep = [ i for i in items if _may_verilate( i ) ]

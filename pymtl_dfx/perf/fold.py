@@ -3,10 +3,11 @@
 A step's program on every core is a prefix (the embedding), the same body
 once per decoder layer, and a tail (the LM head).  The bodies differ only
 in memory addresses, and the units' timing depends on an address only
-through its channel (address mod the channel count: the DMA's rotations,
-its write slots) and through differences between addresses of one
-transfer.  So with `canon_word` (a word with its address taken mod M, M
-the larger channel count) the bodies are equal, and the appliance is a
+through its channel (address mod its memory's channel count: the DMA's
+rotations, its write slots) and through differences between addresses of
+one transfer.  So with `canon_word` (a word with its address taken mod
+M = (HBM channels, DDR channels), the modulus of the memory it addresses)
+the bodies are equal, and the appliance is a
 deterministic machine whose future depends only on its canonical state
 (`canon`: every unit's timing state, absolute program positions and
 addresses made relative) and on the canonical words it has yet to take.
@@ -31,12 +32,13 @@ from collections import deque
 from enum import Enum
 from fractions import Fraction
 
-from ..isa import Kind
+from ..isa import DmaOp, Kind
 from ..isa.formats import DmaInst, layout
 from ..units.control.decode_cache import decoded
 
 _ADDR = next( s for s in layout( DmaInst ) if s.name == "addr" )
 _ADDR_MASK = ( ( 1 << ( _ADDR.hi - _ADDR.lo ) ) - 1 ) << _ADDR.lo
+_HBM_OPS = ( DmaOp.HBM_READ, DmaOp.HBM_WRITE )
 
 # attributes that carry no timing state (configs, caches, data, helpers)
 _SKIP = { "cfg", "specs", "spec", "rule", "cands", "Candidate", "stall_reasons", "go",
@@ -45,21 +47,25 @@ _SKIP = { "cfg", "specs", "spec", "rule", "cands", "Candidate", "stall_reasons",
 
 
 def canon_word( word, M ):
-  """A program word with a DMA address taken mod M."""
+  """A program word with a DMA address taken mod its memory's channel
+  count (M: HBM's, DDR's)."""
   inst, op, kind = decoded( word )
   if kind != Kind.DMA:
     return word
+  m = M[0] if op in _HBM_OPS else M[1]
   addr = ( word & _ADDR_MASK ) >> _ADDR.lo
-  return ( word & ~_ADDR_MASK ) | ( ( addr % M ) << _ADDR.lo )
+  return ( word & ~_ADDR_MASK ) | ( ( addr % m ) << _ADDR.lo )
 
 
+# a DMA engine serves one memory: its addresses are taken mod that memory's
+# channel count (`C`, the engine's own)
 def _read_engine( e, M ):
-  rel = ( tuple( a - e.base for a in e.na ), e.end - e.base, e.base % M )
+  rel = ( tuple( a - e.base for a in e.na ), e.end - e.base, e.base % e.C )
   return rel + _attrs( e, M, { "na", "end", "base", "buf" } )
 
 
 def _write_engine( e, M ):
-  return ( e.wa % M, ) + _attrs( e, M, { "wa" } )
+  return ( e.wa % e.C, ) + _attrs( e, M, { "wa" } )
 
 
 def _rate_queue( q, M ):
@@ -212,7 +218,7 @@ class Folder:
       l.pc0 = c.ctrl.pc
     s.ok = all( l.ok for l in layers ) and len( { ( l.L ) for l in layers } ) == 1
     hbm, ddr = app.cores[0].mem["hbm"], app.cores[0].mem["ddr"]
-    s.M = max( len( hbm ), len( ddr ) )
+    s.M = ( len( hbm ), len( ddr ) )
     s.j = 0                     # the next anchor
     s.last = None               # (key, stats) at the previous anchor
     s.folded = 0                # stretches folded

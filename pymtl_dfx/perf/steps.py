@@ -74,7 +74,7 @@ def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   progs = step_programs( compiled, emitter, token, pos, want )
   layers = None
   if fold:
-    M = max( cfg.hbm_channels, cfg.ddr_channels )
+    M = ( cfg.hbm_channels, cfg.ddr_channels )
     layers = [ Layers( w, u, c, compiled.gpt.n_layer, end, M ) for w, u, c, end in progs ]
   k, tracks = app.step( *[ [ p[i] for p in progs ] for i in range( 3 ) ], layers,
                         what=f"step at position {pos}" )

@@ -3,16 +3,19 @@
 Differential testing of the whole core (issue #10 item 4,
 tests/core/test_random_programs.py): `programs()` is a hypothesis strategy
 of `CoreProgram`s, each a program every level must run to the same end, and
-the initial contents of the memory words it touches.  `FuncRunner` runs one
-on the instruction-level functional core (`funcsim.CoreFunc`, the
-reference); `StreamRunner` on the stream core (`core.Core`, inside the
-host's `HostTop`) at fl, cl or as one Verilator model.  Each runner is built
-once and reused: before a program its touched memory words are written (the
-stream core through the memories' host ports, as the host loads images),
-the core is reset and the program streamed in; after it the touched words
-(and a few guard words around every written region) are read back and, at
-fl / cl / func, the register file is copied.  `compare()` says where two
-results differ.
+the initial contents of the memory words it touches.  `ring_programs()`
+draws `RingProgram`s: one such program per core of a 2-core ring, with
+matched `sync`s (below).  `FuncRunner` runs either on the instruction-level
+functional appliance (`funcsim.ApplianceFunc`: `CoreFunc`s and their
+`RouterFunc`s on a ring, the reference); `StreamRunner` on the stream
+appliance (`core.Core`s and links, inside the host's `HostTop`) at fl, cl
+or as one Verilator model.  Each runner is built once and reused: before a
+program its touched memory words are written (the stream cores through the
+memories' host ports, as the host loads images), the cores are reset and
+each core's program streamed in; after it the touched words (and a few
+guard words around every written region) are read back and, at fl / cl /
+func, the register files are copied.  `compare()` says where two results
+of one core differ.
 
 The configuration is test_core_e2e's small core (d=32, l=8, 4 HBM channels,
 256 register entries, 16 matrix-buffer and partial-sum entries, a 4-tile
@@ -31,6 +34,21 @@ What a program is (the legality rules the generator keeps):
     hbm_read / hbm_write, hbm_write tr at random positions, then read back
     as a K/V matrix), `sync` (a no-op on one core, still scheduled),
     chained pairs (the consumer's src1 is the producer's dst), wait flags;
+  * two cores (`ring_programs`): each core a program as above (its own
+    window, memories and contents) without its own syncs, plus 1-4 syncs
+    with the same len in the same order on both cores (the routers pair
+    the k-th sync of each; its len is the same so each counts the other's
+    packets right), at different places in each body and each core's at
+    its own register entry; the gathered vector, ceil(2*len/d) entries (the
+    scoreboard's footprint), at most 8, inside the window; len often not
+    a multiple of d (the other core's part starts inside an entry) or past
+    one router packet (64 elements); sometimes a vector op producing the
+    segment the core sends just before the sync, and a vector op, one with
+    wait_router or a chained pair taking the gathered vector just after;
+    any sync flags.  No extra deadlock rule: what comes before the k-th
+    sync on a core waits only on that core and on syncs before the k-th,
+    and the weight-read rule above holds per core (a sync is not a DMA
+    instruction, a wait_dma on it is refused as on any);
   * weights: each matrix op is fed by exactly one `hbm_read mpu` before it
     (its rows giving the same row chunks, vecs = n_r * n_c * l, row- or
     column-major), placed anywhere since the previous matrix op so the DMA
@@ -214,13 +232,13 @@ class _Builder:
     s.kinds.add( kind )
 
 
-def _vector( b, chain=0, src1=None, n=None, op=None ):
+def _vector( b, chain=0, src1=None, n=None, op=None, dst=None ):
   op = op or b.draw( st.sampled_from( UNARY + REDUCE + BINARY ) )
   n = n or b.draw( st.integers( 1, SIZES["vec_entries"] ) )
   n = min( n, b.n )
   length = b.elems( n )
   s1 = src1 if src1 is not None else b.span( n )[0]
-  dst = b.span( 1 if op in REDUCE else n )[0]
+  dst = dst if dst is not None else b.span( 1 if op in REDUCE else n )[0]
   f = dict( dst=dst, src1=s1, len=length, chain=chain )
   if op in BINARY:
     bcast = b.draw( st.integers( 0, 3 ) ) == 0
@@ -312,87 +330,192 @@ def _dma( b ):
   return make( D.HBM_WRITE, rf=reg, addr=addr, vecs=vecs, tr=1, pos=pos )
 
 
+KINDS = ( "vec", "vec", "vec", "mat", "mat", "dma", "dma", "sync", "chain", "chain_mat" )
+
+
+def _start( draw ):
+  """A core's window, builder, contents seed, prologue and dump region."""
+  n = draw( st.integers( *SIZES["window"] ) )
+  base = draw( st.integers( 0, CFG.vreg_entries - n ) )
+  b = _Builder( draw, base, n )
+  b.seed = draw( st.integers( 0, 2**32 - 1 ) )
+  b.prologue = make( D.DDR_READ, rf=base, addr=b.region( "ddr", n * EW, False ), vecs=n )
+  b.dump = b.region( "ddr", n * EW, True )
+  return b
+
+
+def _finish( b ):
+  epilogue = make( D.DDR_WRITE, rf=b.base, addr=b.dump, vecs=b.n )
+  insts = [ b.prologue ] + b.body + [ epilogue ]
+  rng = np.random.default_rng( b.seed )
+  init = { m: [ ( a, contents( rng, k ) ) for a, k in b.guards[m] + b.init[m] if k ]
+           for m in b.init }
+  return CoreProgram( insts, init, b.check, ( b.base, b.n ), b.seed, b.kinds )
+
+
 @st.composite
 def programs( draw, max_body=14 ):
   """A `CoreProgram`: prologue, up to `max_body` body instructions (chained
   pairs and weight reads count one each), matrix ops fed, epilogue."""
-  n = draw( st.integers( *SIZES["window"] ) )
-  base = draw( st.integers( 0, CFG.vreg_entries - n ) )
-  b = _Builder( draw, base, n )
-  seed = draw( st.integers( 0, 2**32 - 1 ) )
-  prologue = make( D.DDR_READ, rf=base, addr=b.region( "ddr", n * EW, False ), vecs=n )
-  dump = b.region( "ddr", n * EW, True )
-  steps = draw( st.integers( 1, max_body ) )
-  for _ in range( steps ):
-    kind = draw( st.sampled_from( [ "vec", "vec", "vec", "mat", "mat", "dma", "dma",
-                                    "sync", "chain", "chain_mat" ] ) )
-    if kind == "vec":
-      b.add( b.flags( _vector( b ), not b.blocked() ), "vec" )
-    elif kind == "sync":
-      reg, k = b.span( draw( st.integers( 1, 4 ) ) )
-      b.add( b.flags( make( RouterOp.SYNC, rf=reg, len=b.elems( k ) ), not b.blocked() ), "sync" )
-    elif kind == "dma":
-      if b.blocked():
-        b.add( _vector( b ), "vec" )
-        continue
-      b.add( b.flags( _dma( b ) ), "dma" )
-    elif kind == "chain":
-      # vector -> vector, the consumer reading the producer's result
-      n_ = draw( st.integers( 1, 4 ) )
-      p = _vector( b, chain=1, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ) )
-      c = _vector( b, src1=int( p.dst ), n=n_ )
-      # the consumer takes the producer's elements, or a prefix of them
-      c.len = c.len.__class__( max( 1, int( p.len ) - b.draw(
-        st.sampled_from( [ 0, 0, 0, 1, int( p.len ) // 2 ] ) ) ) )
-      b.add( p, "chain" )
-      b.add( c, "chain" )
+  b = _start( draw )
+  for _ in range( draw( st.integers( 1, max_body ) ) ):
+    _step( b, draw( st.sampled_from( KINDS ) ) )
+  return _finish( b )
+
+
+def _step( b, kind ):
+  """One step of a body: `kind` one of KINDS."""
+  draw = b.draw
+  if kind == "vec":
+    b.add( b.flags( _vector( b ), not b.blocked() ), "vec" )
+  elif kind == "sync":
+    # one core: no other core's part, the gathered vector is this core's
+    reg, k = b.span( draw( st.integers( 1, 4 ) ) )
+    b.add( b.flags( make( RouterOp.SYNC, rf=reg, len=b.elems( k ) ), not b.blocked() ), "sync" )
+  elif kind == "dma":
+    if b.blocked():
+      b.add( _vector( b ), "vec" )
+      return
+    b.add( b.flags( _dma( b ) ), "dma" )
+  elif kind == "chain":
+    # vector -> vector, the consumer reading the producer's result
+    n_ = draw( st.integers( 1, 4 ) )
+    p = _vector( b, chain=1, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ) )
+    c = _vector( b, src1=int( p.dst ), n=n_ )
+    # the consumer takes the producer's elements, or a prefix of them
+    c.len = c.len.__class__( max( 1, int( p.len ) - b.draw(
+      st.sampled_from( [ 0, 0, 0, 1, int( p.len ) // 2 ] ) ) ) )
+    b.add( p, "chain" )
+    b.add( c, "chain" )
+  else:
+    rows, cols = _matrix_shape( b )
+    read = _weight_read( b, rows, cols )
+    if b.blocked() or b.pending:
+      # only one read ahead of its matrix op at a time, the rule the
+      # compiler keeps; place it just before the matrix op
+      at = len( b.body )
     else:
-      rows, cols = _matrix_shape( b )
-      read = _weight_read( b, rows, cols )
-      if b.blocked() or b.pending:
-        # only one read ahead of its matrix op at a time, the rule the
-        # compiler keeps; place it just before the matrix op
+      # anywhere since the last matrix op: the DMA runs ahead
+      last = max( [ i for i, x in enumerate( b.body ) if _is_matrix( x ) ], default=-1 )
+      at = draw( st.integers( last + 1, len( b.body ) ) )
+      if any( _is_dma( x ) or x.hdr.wait_dma for x in b.body[ at: ] ) and \
+         read.vecs // CFG.l > FIFO_TILES:
         at = len( b.body )
-      else:
-        # anywhere since the last matrix op: the DMA runs ahead
-        last = max( [ i for i, x in enumerate( b.body ) if _is_matrix( x ) ], default=-1 )
-        at = draw( st.integers( last + 1, len( b.body ) ) )
-        if any( _is_dma( x ) or x.hdr.wait_dma for x in b.body[ at: ] ) and \
-           read.vecs // CFG.l > FIFO_TILES:
-          at = len( b.body )
-      b.body.insert( at, read )
-      tiles = int( read.vecs ) // CFG.l
-      b.pending.append( tiles )
-      b.kinds.add( "hbm_read_mpu" )
-      if kind == "chain_mat" and draw( st.booleans() ):
-        # a vector op chained into the matrix op's input
-        n_r = ceil_div( rows, CFG.d )
-        p = _vector( b, chain=1, n=n_r, op=draw( st.sampled_from( UNARY + BINARY ) ) )
-        b.add( p, "chain_mat" )
-        m = _matrix( b, rows, cols, src1=int( p.dst ) )
-      elif kind == "chain_mat":
-        # a matrix op chained into a vector op (the attention's softmax)
-        m = _matrix( b, rows, cols )
-        out = int( m.dst ) + ( int( m.post ) == PostOp.REDMAX )
-        n_ = ceil_div( cols, CFG.d )
-        b.add( m, "mat" )
-        b.pending.pop( 0 )
-        if out + n_ <= b.base + b.n:
-          m.hdr.chain = m.hdr.chain.__class__( 1 )
-          c = _vector( b, src1=out, n=n_ )
-          c.len = c.len.__class__( cols )
-          b.add( c, "chain_mat" )
-        continue
-      else:
-        m = _matrix( b, rows, cols )
-      b.add( b.flags( m, not b.blocked() ), "mat" )
+    b.body.insert( at, read )
+    tiles = int( read.vecs ) // CFG.l
+    b.pending.append( tiles )
+    b.kinds.add( "hbm_read_mpu" )
+    if kind == "chain_mat" and draw( st.booleans() ):
+      # a vector op chained into the matrix op's input
+      n_r = ceil_div( rows, CFG.d )
+      p = _vector( b, chain=1, n=n_r, op=draw( st.sampled_from( UNARY + BINARY ) ) )
+      b.add( p, "chain_mat" )
+      m = _matrix( b, rows, cols, src1=int( p.dst ) )
+    elif kind == "chain_mat":
+      # a matrix op chained into a vector op (the attention's softmax)
+      m = _matrix( b, rows, cols )
+      out = int( m.dst ) + ( int( m.post ) == PostOp.REDMAX )
+      n_ = ceil_div( cols, CFG.d )
+      b.add( m, "mat" )
       b.pending.pop( 0 )
-  epilogue = make( D.DDR_WRITE, rf=base, addr=dump, vecs=n )
-  insts = [ prologue ] + b.body + [ epilogue ]
-  rng = np.random.default_rng( seed )
-  init = { m: [ ( a, contents( rng, k ) ) for a, k in b.guards[m] + b.init[m] if k ]
-           for m in b.init }
-  return CoreProgram( insts, init, b.check, ( base, n ), seed, b.kinds )
+      if out + n_ <= b.base + b.n:
+        m.hdr.chain = m.hdr.chain.__class__( 1 )
+        c = _vector( b, src1=out, n=n_ )
+        c.len = c.len.__class__( cols )
+        b.add( c, "chain_mat" )
+      return
+    else:
+      m = _matrix( b, rows, cols )
+    b.add( b.flags( m, not b.blocked() ), "mat" )
+    b.pending.pop( 0 )
+
+
+# -- programs of several cores on the ring ---------------------------------------
+
+def ring_config( cores ):
+  """CFG for `cores` cores on a ring (the scoreboard's sync footprint is
+  ceil(cores*len/d) entries)."""
+  return CFG if cores == 1 else dfx_config( cores )
+
+
+class RingProgram:
+  """One `CoreProgram` per core (`progs`, by ring position) whose syncs
+  match: the same count, in the same order, with the same len on every
+  core (each core's at its own register entry)."""
+
+  def __init__( s, progs ):
+    s.progs = progs
+    s.kinds = set().union( *( p.kinds for p in progs ) )
+
+  @property
+  def insts( s ):
+    return [ p.insts for p in s.progs ]
+
+  def __repr__( s ):
+    return "\n".join( f"core {i}: {p!r}" for i, p in enumerate( s.progs ) )
+
+
+def _sync( b, length, cores, pos ):
+  """`sync` of `length` elements per core on core `pos` of `cores`, inside
+  the window; sometimes a vector op producing the segment it sends before
+  it, and a vector op (or a chained pair) taking the gathered vector after
+  it, with or without wait_router (the scoreboard orders both anyway)."""
+  draw = b.draw
+  entries = ceil_div( cores * length, CFG.d )   # the footprint: sends and receives in place
+  reg, _ = b.span( entries )
+  if draw( st.integers( 0, 3 ) ) == 0:
+    # a producer of this core's own segment (entries holding elements
+    # [pos*len, (pos+1)*len) of the gathered vector); in place when it
+    # would write inside its own source
+    lo = reg + pos * length // CFG.d
+    n_ = ceil_div( ( pos + 1 ) * length, CFG.d ) - ( lo - reg )
+    b.add( _vector( b, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ), dst=lo ), "sync_send" )
+  b.add( b.flags( make( RouterOp.SYNC, rf=reg, len=length ), not b.blocked() ), "sync" )
+  use = draw( st.sampled_from( [ None, "vec", "wait", "chain" ] ) )
+  if use is None:
+    return
+  n_ = min( entries, SIZES["vec_entries"] )
+  if use == "chain":
+    # the gathered vector streamed through a chained pair
+    p = _vector( b, chain=1, src1=reg, n=n_, op=draw( st.sampled_from( UNARY + BINARY ) ) )
+    p.len = p.len.__class__( cores * length )
+    c = _vector( b, src1=int( p.dst ), n=n_ )
+    c.len = p.len           # the consumer takes every element the producer streams
+    b.add( p, "sync_chain" )
+    b.add( c, "sync_chain" )
+    return
+  c = _vector( b, src1=reg, n=n_ )
+  if use == "wait":
+    c.hdr.wait_router = c.hdr.chain.__class__( 1 )
+  b.add( c, "sync_use" if use == "vec" else "sync_wait" )
+
+
+@st.composite
+def ring_programs( draw, cores=2, max_body=10, max_syncs=4 ):
+  """A `RingProgram`: per core a program as `programs()` draws it (its own
+  window, memories and contents, up to `max_body` steps, no unmatched
+  sync), with 1..max_syncs matched syncs at random places in each core's
+  body (different places, so the cores reach a sync at different times).
+  A sync's len gives a gathered vector of at most 8 entries (two router
+  packets per core at len 128), often not a multiple of d, so the parts
+  start inside an entry."""
+  bs = [ _start( draw ) for _ in range( cores ) ]
+  most = min( 8, min( b.n for b in bs ) ) * CFG.d // cores
+  lens = [ draw( st.one_of( st.integers( 1, most ), st.sampled_from(
+             [ most, CFG.d, CFG.d // 2, CFG.router_words, CFG.router_words + 1 ] ).filter(
+               lambda x: x <= most ) ) ) for _ in range( draw( st.integers( 1, max_syncs ) ) ) ]
+  kinds = [ k for k in KINDS if k != "sync" ]
+  for pos, b in enumerate( bs ):
+    steps = draw( st.integers( 0, max_body ) )
+    at = sorted( draw( st.integers( 0, steps ) ) for _ in lens )
+    k = 0
+    for i in range( steps + 1 ):
+      while k < len( lens ) and at[k] == i:
+        _sync( b, lens[k], cores, pos )
+        k += 1
+      if i < steps:
+        _step( b, draw( st.sampled_from( kinds ) ) )
+  return RingProgram( [ _finish( b ) for b in bs ] )
 
 
 def _is_matrix( inst ):
@@ -422,9 +545,15 @@ def _bits( a ):
   return np.ascontiguousarray( a ).view( np.uint16 )
 
 
-def program_cycle_limit( prog ):
-  """The host's own bound (`appliance.liveness`) for one core's program."""
-  return cycle_limit( CFG, mk_dma_types( CFG ), [ prog.insts ] )
+def program_cycle_limit( prog, cfg=CFG ):
+  """The host's own bound (`appliance.liveness`) for a program (a
+  `CoreProgram`, or a `RingProgram` of cfg.cores cores)."""
+  progs = prog.insts if isinstance( prog, RingProgram ) else [ prog.insts ]
+  return cycle_limit( cfg, mk_dma_types( cfg ), progs )
+
+
+def _per_core( prog ):
+  return prog.progs if isinstance( prog, RingProgram ) else [ prog ]
 
 
 class ProgramTimeout( AssertionError ):
@@ -432,63 +561,75 @@ class ProgramTimeout( AssertionError ):
 
 
 class FuncRunner:
-  """The reference: the instruction-level functional core (`CoreFunc`) over
-  whole-memory arrays, built once; a program's regions are written into the
-  arrays in place."""
+  """The reference: the instruction-level functional appliance
+  (`ApplianceFunc`: `CoreFunc`s, their `RouterFunc`s on a ring) over
+  whole-memory arrays per core, built once; a program's regions are written
+  into the arrays in place.  `run` takes a `CoreProgram` (one core) or a
+  `RingProgram` (cores cores) and returns a `Result`, or one per core."""
 
   level = "func"
 
-  def __init__( s, cfg=CFG ):
+  def __init__( s, cfg=None, cores=1 ):
     from pymtl3 import DefaultPassGroup
-    from ..funcsim.CoreFunc import CoreFunc
-    s.hbm = np.zeros( ( HBM_WORDS, MEM_WORD_ELEMS ), F16 )
-    s.ddr = np.zeros( ( DDR_WORDS, MEM_WORD_ELEMS ), F16 )
+    from ..funcsim.ApplianceFunc import ApplianceFunc
+    s.cfg = cfg or ring_config( cores )
+    s.mems = [ ( np.zeros( ( HBM_WORDS, MEM_WORD_ELEMS ), F16 ),
+                 np.zeros( ( DDR_WORDS, MEM_WORD_ELEMS ), F16 ) ) for _ in range( cores ) ]
     # readonly_hbm_words=0: the MPU caches no matrix (every region may change)
-    s.core = CoreFunc( cfg, 0, 1, s.hbm, s.ddr, 0 )
-    s.core.elaborate()
-    s.core.apply( DefaultPassGroup( linetrace=False ) )
+    s.top = ApplianceFunc( s.cfg, s.mems, 0 )
+    s.top.elaborate()
+    s.top.apply( DefaultPassGroup( linetrace=False ) )
     s.programs = 0
 
   def run( s, prog ):
-    core = s.core
-    for m in ( "hbm", "ddr" ):
-      mem = getattr( s, m )
-      for a, w in prog.init[m]:
-        mem[ a: a + len( w ) ] = w
-    core.sim_reset()
-    before = _bits( core.regs.rf.mem ).copy()
-    core.ctrl.load( prog.words() )
-    limit = program_cycle_limit( prog )
+    progs = _per_core( prog )
+    assert len( progs ) == len( s.mems ), f"{len( progs )} programs for {len( s.mems )} cores"
+    for p, mems in zip( progs, s.mems ):
+      for mem, m in zip( mems, ( "hbm", "ddr" ) ):
+        for a, w in p.init[m]:
+          mem[ a: a + len( w ) ] = w
+    s.top.sim_reset()
+    cores = s.top.cores
+    before = [ _bits( c.regs.rf.mem ).copy() for c in cores ]
+    for c, p in zip( cores, progs ):
+      c.ctrl.load( p.words() )
+    limit = program_cycle_limit( prog, s.cfg )
     k = 0
-    while not core.ctrl.is_idle():
+    while not s.top.idle():
       if k >= limit:
-        raise ProgramTimeout( f"func: not done in {limit} cycles: {core.line_trace()}" )
-      core.sim_tick()
+        raise ProgramTimeout( f"func: not done in {limit} cycles: {s.top.line_trace()}" )
+      s.top.sim_tick()
       k += 1
     s.programs += 1
-    return Result( k, { r: _bits( s.hbm[ r[0]:r[1] ] ).copy() for r in prog.check["hbm"] },
-                   { r: _bits( s.ddr[ r[0]:r[1] ] ).copy() for r in prog.check["ddr"] },
-                   _bits( core.regs.rf.mem ).copy(), before )
+    out = [ Result( k, { r: _bits( hbm[ r[0]:r[1] ] ).copy() for r in p.check["hbm"] },
+                    { r: _bits( ddr[ r[0]:r[1] ] ).copy() for r in p.check["ddr"] },
+                    _bits( c.regs.rf.mem ).copy(), b )
+            for p, ( hbm, ddr ), c, b in zip( progs, s.mems, cores, before ) ]
+    return out if isinstance( prog, RingProgram ) else out[0]
 
 
 class StreamRunner:
-  """The stream core at `level` (fl, cl, or verilog: every unit RTL and the
-  whole appliance one Verilator model, as the host's "verilog" level) inside
-  the host's `HostTop`, built once.  A program's regions are written through
-  the memories' host ports, the core reset, the program streamed into
-  `inst` (pymtl3's ticks, or the host's tight Verilator loop) and counted
-  from its first word offered to the cycle the core is idle with every word
-  taken, as the host counts a step; then the checked regions are read
-  back."""
+  """The stream appliance of `cores` cores at `level` (fl, cl, or verilog:
+  every unit RTL and the whole appliance one Verilator model, as the host's
+  "verilog" level) inside the host's `HostTop`, built once.  A program's
+  regions are written through the memories' host ports, the cores reset,
+  each core's program streamed into its `inst` (pymtl3's ticks, or the
+  host's tight Verilator loop) and counted from the first word offered to
+  the cycle every core is idle with every word taken, as the host counts a
+  step; then the checked regions are read back.  `run` takes a
+  `CoreProgram` (one core) or a `RingProgram` and returns a `Result`, or
+  one per core."""
 
-  def __init__( s, level, cfg=CFG ):
+  def __init__( s, level, cfg=None, cores=1 ):
     from ..appliance.host import HostTop, _VerilatedSteps
     from ..core.Core import prepare_sim
-    s.level = level
+    s.level, s.cores = level, cores
+    s.cfg = cfg or ring_config( cores )
     whole = level == "verilog"
-    top = HostTop( cfg, 1, None, DEPTHS["hbm_depth"], DEPTHS["ddr_depth"], "rtl" if whole else level )
+    top = HostTop( s.cfg, cores, None, DEPTHS["hbm_depth"], DEPTHS["ddr_depth"],
+                   "rtl" if whole else level )
     s.top = prepare_sim( top, [ "dut" ] if whole else () )
-    s.fast = _VerilatedSteps( s.top.dut, 1 ) if whole else None
+    s.fast = _VerilatedSteps( s.top.dut, cores ) if whole else None
     s.top.sim_reset()
     s.programs = 0
 
@@ -500,42 +641,47 @@ class StreamRunner:
       s.top.sim_tick()
       n += 1
 
-  def _stores( s, m ):
-    """The channel stores of memory m ("hbm"/"ddr") of a Python-level core
-    (FL/CL memories), else None."""
-    mem = getattr( s.top.dut.cores[0], m, None ) if s.fast is None else None
+  def _stores( s, m, i ):
+    """The channel stores of memory m ("hbm"/"ddr") of core i when Python
+    level (FL/CL memories), else None."""
+    mem = getattr( s.top.dut.cores[i], m, None ) if s.fast is None else None
     return getattr( mem, "store", None )
 
-  def _write( s, prog ):
+  def _python_mems( s ):
+    return all( s._stores( m, i ) is not None for m in ( "hbm", "ddr" ) for i in range( s.cores ) )
+
+  def _write( s, progs ):
     from ..appliance.host import ALL_STRB
-    if s._stores( "hbm" ) is not None and s._stores( "ddr" ) is not None:
+    if s._python_mems():
       # Python memories: straight into their stores (no cycles); the
       # Verilated one is written through its host ports
-      for m in ( "hbm", "ddr" ):
-        st_ = s._stores( m )
-        C = len( st_ )
-        for a, w in prog.init[m]:
-          bits = _bits( w )
-          for k in range( len( w ) ):
-            st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = int.from_bytes( bits[k].tobytes(), "little" )
+      for i, prog in enumerate( progs ):
+        for m in ( "hbm", "ddr" ):
+          st_ = s._stores( m, i )
+          C = len( st_ )
+          for a, w in prog.init[m]:
+            bits = _bits( w )
+            for k in range( len( w ) ):
+              st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = int.from_bytes( bits[k].tobytes(), "little" )
       return
     want = []
-    for m in ( "hbm", "ddr" ):
-      port = getattr( s.top, m )[0]
-      port.got.clear()
-      for a, w in prog.init[m]:
-        bits = _bits( w )
-        port.q.extend( port.Req( 1, a + k, ALL_STRB, int.from_bytes( bits[k].tobytes(), "little" ) )
-                       for k in range( len( w ) ) )
-      want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
+    for i, prog in enumerate( progs ):
+      for m in ( "hbm", "ddr" ):
+        port = getattr( s.top, m )[i]
+        port.got.clear()
+        for a, w in prog.init[m]:
+          bits = _bits( w )
+          port.q.extend( port.Req( 1, a + k, ALL_STRB, int.from_bytes( bits[k].tobytes(), "little" ) )
+                         for k in range( len( w ) ) )
+        want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
     s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
                    100 * sum( n for _, n in want ) + 1_000, "writing the program's memory words" )
 
-  def _read( s, prog ):
+  def _read( s, prog, i ):
     out = {}
-    if s._stores( "hbm" ) is not None and s._stores( "ddr" ) is not None:
+    if s._python_mems():
       for m in ( "hbm", "ddr" ):
-        st_ = s._stores( m )
+        st_ = s._stores( m, i )
         C = len( st_ )
         out[m] = { ( lo, hi ): np.frombuffer( b"".join(
                      st_[ a % C ].rows[ a // C ].to_bytes( 64, "little" ) for a in range( lo, hi ) ),
@@ -543,7 +689,7 @@ class StreamRunner:
                    for lo, hi in prog.check[m] }
       return out
     for m in ( "hbm", "ddr" ):
-      port = getattr( s.top, m )[0]
+      port = getattr( s.top, m )[i]
       port.got.clear()
       for lo, hi in prog.check[m]:
         port.q.extend( port.Req( 0, a, 0, 0 ) for a in range( lo, hi ) )
@@ -564,49 +710,63 @@ class StreamRunner:
     from ..isa import Kind, op_of
     from ..units.control.ControlUnitFL import unit_of
     from ..units.control.msgs import InstMsg
-    top = s.top
-    s._write( prog )
+    top, n = s.top, s.cores
+    progs = _per_core( prog )
+    assert len( progs ) == n, f"{len( progs )} programs for {n} cores"
+    s._write( progs )
     top.sim_reset()
-    rfm = getattr( top.dut.cores[0], "rfm", None ) if s.fast is None else None
-    before = _bits( rfm.rf.mem ).copy() if hasattr( rfm, "rf" ) else None
-    units = [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in prog.insts ]
-    track = _Progress( units, [ S.CLASSES[0] ] * len( units ) )
-    limit = program_cycle_limit( prog )
+    rfms = [ getattr( top.dut.cores[i], "rfm", None ) if s.fast is None else None for i in range( n ) ]
+    before = [ _bits( r.rf.mem ).copy() if hasattr( r, "rf" ) else None for r in rfms ]
+    tracks = []
+    for p in progs:
+      units = [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in p.insts ]
+      tracks.append( _Progress( units, [ S.CLASSES[0] ] * len( units ) ) )
+    limit = program_cycle_limit( prog, s.cfg )
 
     def stuck( limit, left=None ):
-      try:
-        trace = top.dut.cores[0].line_trace().strip()
-      except Exception:          # a Verilated appliance has no inner objects
-        trace = "-"
-      return stuck_report( f"{s.level}: program", limit, [ track ],
-                           lambda i, pc: prog.insts[ pc ], [ trace ],
-                           left or [ len( top.src[0].q ) ] )
+      traces = []
+      for i in range( n ):
+        try:
+          traces.append( top.dut.cores[i].line_trace().strip() )
+        except Exception:          # a Verilated appliance has no inner objects
+          traces.append( "-" )
+      return stuck_report( f"{s.level}: program", limit, tracks,
+                           lambda i, pc: progs[i].insts[ pc ], traces,
+                           left or [ len( top.src[i].q ) for i in range( n ) ] )
 
     if s.fast is not None:
       try:
-        k = s.fast.run( [ prog.insts ], [ track ], limit, lambda limit, left: stuck( limit, left ) )
+        k = s.fast.run( [ p.insts for p in progs ], tracks, limit,
+                        lambda limit, left: stuck( limit, left ) )
       except StepTimeout as e:
         raise ProgramTimeout( str( e ) ) from None
     else:
-      top.src[0].push( InstMsg( encode( i ) ) for i in prog.insts )
+      for i, p in enumerate( progs ):
+        top.src[i].push( InstMsg( encode( x ) ) for x in p.insts )
       dut, k = top.dut, 0
       while True:
         top.sim_tick()
-        track.cycle( k, int( dut.issued[0] ), int( dut.retired[0] ) )
+        for i in range( n ):
+          tracks[i].cycle( k, int( dut.issued[i] ), int( dut.retired[i] ) )
         k += 1
-        if int( dut.idle[0] ) and not top.src[0].q:
+        if all( int( dut.idle[i] ) for i in range( n ) ) and not any( src.q for src in top.src ):
           break
         if k >= limit:
           raise ProgramTimeout( stuck( limit ) )
-    mem = s._read( prog )
-    rf = _bits( rfm.rf.mem ).copy() if before is not None else None
+    out = []
+    for i, p in enumerate( progs ):
+      mem = s._read( p, i )
+      rf = _bits( rfms[i].rf.mem ).copy() if before[i] is not None else None
+      out.append( Result( k, mem["hbm"], mem["ddr"], rf, before[i], tuple( tracks[i].busy ) ) )
     s.programs += 1
-    return Result( k, mem["hbm"], mem["ddr"], rf, before, tuple( track.busy ) )
+    return out if isinstance( prog, RingProgram ) else out[0]
 
 
-def compare( prog, want, got, what ):
+def compare( prog, want, got, what, shown=None ):
   """Assert `got` (a stream level's Result) equals `want` (the reference's)
-  word for word; the message names the first difference and the program."""
+  word for word; the message names the first difference and the program
+  (or `shown`: a `RingProgram`, every core's)."""
+  shown = prog if shown is None else shown
   for m in ( "hbm", "ddr" ):
     for r in prog.check[m]:
       a, b = getattr( want, m )[r], getattr( got, m )[r]
@@ -615,7 +775,7 @@ def compare( prog, want, got, what ):
         raise AssertionError(
           f"{what}: {m.upper()} word {r[0] + w} element {e}: {b[w, e]:#06x}, the reference "
           f"{a[w, e]:#06x} ({int( ( a != b ).sum() )} elements differ in words {r[0]}..{r[1] - 1})"
-          f"\n{prog!r}" )
+          f"\n{shown!r}" )
   # the register file: the window equal to the reference's, every other
   # entry as it was before the program (each runner has its own history)
   lo, hi = prog.window[0], prog.window[0] + prog.window[1]
@@ -628,7 +788,7 @@ def compare( prog, want, got, what ):
       v = int( np.argwhere( a != b )[0][0] )
       v = v if v < lo else v + hi - lo
       raise AssertionError( f"{who}: register v{v}, outside the program's window "
-                            f"v{lo}..v{hi - 1}, changed\n{prog!r}" )
+                            f"v{lo}..v{hi - 1}, changed\n{shown!r}" )
   if want.rf is not None and got.rf is not None:
     a = want.rf.reshape( CFG.vreg_entries, CFG.d )[ lo:hi ]
     b = got.rf.reshape( CFG.vreg_entries, CFG.d )[ lo:hi ]
@@ -636,4 +796,4 @@ def compare( prog, want, got, what ):
       v, e = [ int( x ) for x in np.argwhere( a != b )[0] ]
       raise AssertionError( f"{what}: register v{lo + v} element {e}: {b[v, e]:#06x}, the "
                             f"reference {a[v, e]:#06x} ({int( ( a != b ).sum() )} elements "
-                            f"differ)\n{prog!r}" )
+                            f"differ)\n{shown!r}" )

@@ -123,6 +123,7 @@ def _translating( opts ):
   return bool( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize( "cores", [ 1, 2, 4 ] )
 @pytest.mark.parametrize( "case", [ "fl", "cl", "rtl", "mixed", "mixed_mpu", "mixed_vpu" ] )
 def test_generate_on_cores( case, cores, cmdline_opts ):
@@ -158,6 +159,7 @@ def test_generate_on_cores( case, cores, cmdline_opts ):
          None if case == "fl" else cl_run( cores )[2], len( PROMPT ) + NEW - 1 )
 
 
+@pytest.mark.spread
 @pytest.mark.parametrize( "case", [ "cl", "rtl" ] )
 def test_long_context( case, cmdline_opts ):
   verilog = _translating( cmdline_opts )

@@ -44,10 +44,12 @@ import time
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
+from pymtl_dfx.isa import Kind
 from pymtl_dfx.testing.random_core_programs import (FuncRunner, StreamRunner, compare,
-                                                    programs)
+                                                    programs, ring_programs)
 
 COUNTS = { "fl": 400, "cl": 200, "verilog": 40 }
+RING_COUNTS = { "fl": 40, "cl": 20 }      # 2-core programs (test_random_ring_programs)
 LONG_FACTOR = 20
 DEFAULT_SEED = 20261130
 
@@ -73,17 +75,18 @@ def _seed():
   return int( s )
 
 
-def _count( level ):
+def _count( level, counts=COUNTS ):
   n = os.environ.get( "DFX_RANDOM_PROGRAMS" )
   if n:
     return int( n )
-  return COUNTS[ level ] * ( LONG_FACTOR if _profile() == "long" else 1 )
+  return counts[ level ] * ( LONG_FACTOR if _profile() == "long" else 1 )
 
 
 @functools.lru_cache( maxsize=None )
-def runner( level ):
-  """One core per level per module, reused for every program."""
-  return FuncRunner() if level == "func" else StreamRunner( level )
+def runner( level, cores=1 ):
+  """One appliance of `cores` cores per level per module, reused for every
+  program."""
+  return FuncRunner( cores=cores ) if level == "func" else StreamRunner( level, cores=cores )
 
 
 def _translating( opts ):
@@ -155,3 +158,46 @@ def test_a_vector_op_writing_into_its_own_source_is_refused():
                       { "hbm": [], "ddr": [] }, ( 39, 45 ) )
   with pytest.raises( RFMError, match="inside src1 v39..v71" ):
     StreamRunner( "fl" ).run( prog )
+
+
+def test_random_ring_programs( level, cmdline_opts ):
+  """Two cores on the ring: each core's own random program with matched
+  syncs (`ring_programs`), on the functional 2-core appliance and on the
+  stream one; every core's touched words and register file compared."""
+  if _translating( cmdline_opts ):
+    pytest.skip( "a 2-core Verilated appliance is a second Verilator build, beyond the "
+                 "--test-verilog pass's CI budget: 2-core programs run at fl and cl" )
+  if level == "rtl":
+    pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second" )
+  n, s = _count( level, RING_COUNTS ), _seed()
+  ref, dut = runner( "func", 2 ), runner( level, 2 )
+  st = STATS[ f"{level} 2 cores" ] = dict( programs=0, longest=0, cycles=0, most_cycles=0,
+                                           syncs=0, kinds=set() )
+  print( f"\n{level}, 2 cores: {n} programs, DFX_RANDOM_SEED={s} "
+         f"DFX_HYPOTHESIS_PROFILE={_profile()}" )
+
+  @seed( s )
+  @settings( settings.get_profile( "ci" ), max_examples=n )
+  @given( ring_programs() )
+  def check( prog ):
+    note( f"DFX_RANDOM_SEED={s}, level {level}, 2 cores" )
+    want = ref.run( prog )
+    got = dut.run( prog )
+    for i, p in enumerate( prog.progs ):
+      compare( p, want[i], got[i], f"{level} core {i}", prog )
+    st["programs"] += 1
+    st["longest"] = max( st["longest"], *( len( p.insts ) for p in prog.progs ) )
+    st["cycles"] += got[0].cycles
+    st["most_cycles"] = max( st["most_cycles"], got[0].cycles )
+    st["syncs"] += sum( int( x.hdr.kind ) == Kind.ROUTER for x in prog.progs[0].insts )
+    st["kinds"] |= prog.kinds
+
+  t0 = time.process_time()
+  check()
+  print( f"{level}, 2 cores: {st['programs']} programs (+ as many on the functional appliance), "
+         f"{st['syncs']} syncs, longest {st['longest']} instructions per core, {st['cycles']} "
+         f"cycles, at most {st['most_cycles']}, {time.process_time() - t0:.1f} s CPU; "
+         f"kinds {sorted( st['kinds'] )}" )
+  assert st["kinds"] >= { "vec", "mat", "dma", "sync", "sync_send", "sync_use", "sync_wait",
+                          "sync_chain", "chain", "chain_mat", "hbm_read_mpu" } \
+    or n < 30, f"the programs missed kinds: {st['kinds']}"
