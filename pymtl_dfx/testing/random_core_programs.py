@@ -500,6 +500,11 @@ def ring_programs( draw, cores=2, max_body=10, max_syncs=4 ):
   packets per core at len 128), often not a multiple of d, so the parts
   start inside an entry."""
   bs = [ _start( draw ) for _ in range( cores ) ]
+  for pos, b in enumerate( bs ):
+    # different contents on every core even when hypothesis draws the same
+    # seed for each (it likes 0): else a part arriving in the wrong place
+    # could hold the same values as the right one
+    b.seed = ( b.seed + pos * 0x9e3779b9 ) % 2**32
   most = min( 8, min( b.n for b in bs ) ) * CFG.d // cores
   lens = [ draw( st.one_of( st.integers( 1, most ), st.sampled_from(
              [ most, CFG.d, CFG.d // 2, CFG.router_words, CFG.router_words + 1 ] ).filter(

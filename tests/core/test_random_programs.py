@@ -13,25 +13,37 @@ config and memory depths, one build for both), checked against the
 reference and against a CL core: the same cycles per program and the same
 busy cycles per unit.
 
+The 2-core case (cores=2) does the same for 2-core programs
+(`ring_programs`: each core its own random program, plus 1-4 syncs matched
+in order and len on both cores, the gathered data then used by vector ops
+and dumped): the functional 2-core appliance against the stream one (cores
+and links), every core's words and register file compared.
+
 Programs per CI run (make test), each also run on the functional core:
   plain pass        fl 400, cl 200 (pymtl3's Python RTL of a whole core is
-                    far too slow: rtl is skipped there)
-  --test-verilog    rtl 40 (Verilator; each also on a CL core)
-That is 640 programs on the stream core, 40 CL cycle references and 640
-functional-core runs per CI run.  1,000 (fl 600, cl 360, Verilator 40)
-all passed on 2026-12-01 (fl 600 in 88 s of CPU, cl 360 in 155 s, the CPUs
-shared), but put make test over its 25-minute budget on this 2-CPU
-machine (plain pass 17:40, Verilator pass 9:33); DFX_RANDOM_PROGRAMS or
-the long profile runs more.
+                    far too slow: rtl is skipped there); 2 cores: fl 40,
+                    cl 20 (44-55 s of CPU in the test bodies, 50-61 s
+                    for the two tests alone with pytest's start and the
+                    2-core elaboration, two runs on 2026-12-01, load ~2)
+  --test-verilog    rtl 40 (Verilator; each also on a CL core); 2 cores
+                    skipped (a second, 2-core Verilator build)
+That is 640 one-core programs on the stream core, 40 CL cycle references
+and 640 functional-core runs, and 60 2-core programs, per CI run.  1,000
+one-core (fl 600, cl 360, Verilator 40) all passed on 2026-12-01 (fl 600
+in 88 s of CPU, cl 360 in 155 s, the CPUs shared), but put make test over
+its 25-minute budget on this 2-CPU machine (plain pass 17:40, Verilator
+pass 9:33); DFX_RANDOM_PROGRAMS or the long profile runs more.
 
-One core per level (and one functional core) is elaborated per module and
-reused for every program; the same programs every run (hypothesis seeded
+One core per level (and one functional core), and one 2-core appliance
+per level (and one functional one), is elaborated per module and reused
+for every program; the same programs every run (hypothesis seeded
 with DEFAULT_SEED).
 
 Reproduce / explore:
   DFX_RANDOM_SEED=<n>            another seed (`random`: a fresh one, printed)
   DFX_HYPOTHESIS_PROFILE=long    20x the programs per level
-  DFX_RANDOM_PROGRAMS=<n>        exactly n programs per level
+  DFX_RANDOM_PROGRAMS=<n>        exactly n programs per level (and per
+                                 level on 2 cores)
 A failure prints the seed, the shrunk program (disassembly, memory regions,
 contents seed) and hypothesis's @reproduce_failure blob.
 """
@@ -49,7 +61,7 @@ from pymtl_dfx.testing.random_core_programs import (FuncRunner, StreamRunner, co
                                                     programs, ring_programs)
 
 COUNTS = { "fl": 400, "cl": 200, "verilog": 40 }
-RING_COUNTS = { "fl": 40, "cl": 20 }      # 2-core programs (test_random_ring_programs)
+RING_COUNTS = { "fl": 40, "cl": 20 }      # 2-core programs (the cores=2 case)
 LONG_FACTOR = 20
 DEFAULT_SEED = 20261130
 
@@ -96,26 +108,49 @@ def _translating( opts ):
 STATS = {}
 
 
-def test_random_programs( level, cmdline_opts ):
+# every kind of step each program set must have drawn (at CI counts)
+KINDS = {
+  1: { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" },
+  2: { "vec", "mat", "dma", "sync", "sync_send", "sync_use", "sync_wait", "sync_chain", "chain",
+       "chain_mat", "hbm_read_mpu" },
+}
+
+
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
+def test_random_programs( level, cores, cmdline_opts ):
+  """One core: `programs()`; two cores on the ring: `ring_programs()`, each
+  core its own program plus matched syncs.  Every core's touched words and
+  register file equal the functional reference's."""
   verilog = _translating( cmdline_opts )
   if level == "rtl" and not verilog:
     pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second: "
                  "the rtl case runs under --test-verilog (one Verilator model)" )
+  if verilog and cores > 1:
+    pytest.skip( "a 2-core Verilated appliance is a second Verilator build, beyond the "
+                 "--test-verilog pass's CI budget: 2-core programs run at fl and cl" )
   lv = "verilog" if verilog else level
-  n, s = _count( lv ), _seed()
-  ref, dut = runner( "func" ), runner( lv )
+  n, s = _count( lv, COUNTS if cores == 1 else RING_COUNTS ), _seed()
+  ref, dut = runner( "func", cores ), runner( lv, cores )
   cl = runner( "cl" ) if lv == "verilog" else None
-  st = STATS[ lv ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, kinds=set() )
-  print( f"\n{lv}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
+  name = lv if cores == 1 else f"{lv}, {cores} cores"
+  st = STATS[ name ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, syncs=0,
+                             kinds=set() )
+  print( f"\n{name}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
 
   @seed( s )
   @settings( settings.get_profile( "ci" ), max_examples=n )
-  @given( programs() )
+  @given( programs() if cores == 1 else ring_programs() )
   def check( prog ):
-    note( f"DFX_RANDOM_SEED={s}, level {lv}" )
+    note( f"DFX_RANDOM_SEED={s}, level {lv}, {cores} core(s)" )
     want = ref.run( prog )
     got = dut.run( prog )
-    compare( prog, want, got, lv )
+    if cores == 1:
+      compare( prog, want, got, lv )
+      progs, got0 = [ prog ], got
+    else:
+      for i, p in enumerate( prog.progs ):
+        compare( p, want[i], got[i], f"{lv} core {i}", prog )
+      progs, got0 = prog.progs, got[0]
     if cl is not None:
       c = cl.run( prog )
       compare( prog, want, c, "cl" )
@@ -123,19 +158,19 @@ def test_random_programs( level, cmdline_opts ):
         f"Verilator {got.cycles} cycles (busy per unit {got.busy}), CL {c.cycles} "
         f"({c.busy})\n{prog!r}" )
     st["programs"] += 1
-    st["longest"] = max( st["longest"], len( prog.insts ) )
-    st["cycles"] += got.cycles
-    st["most_cycles"] = max( st["most_cycles"], got.cycles )
+    st["longest"] = max( st["longest"], *( len( p.insts ) for p in progs ) )
+    st["cycles"] += got0.cycles
+    st["most_cycles"] = max( st["most_cycles"], got0.cycles )
+    st["syncs"] += sum( int( x.hdr.kind ) == Kind.ROUTER for x in progs[0].insts )
     st["kinds"] |= prog.kinds
 
   t0 = time.process_time()
   check()
-  print( f"{lv}: {st['programs']} programs (+ as many on the functional core"
-         f"{' and on CL' if cl else ''}), longest {st['longest']} instructions, "
-         f"{st['cycles']} cycles, at most {st['most_cycles']}, {time.process_time() - t0:.1f} s CPU; "
-         f"kinds {sorted( st['kinds'] )}" )
-  assert st["kinds"] >= { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" } \
-    or n < 30, f"the programs missed kinds: {st['kinds']}"
+  print( f"{name}: {st['programs']} programs (+ as many on the functional core"
+         f"{' and on CL' if cl else ''}), {st['syncs']} syncs, longest {st['longest']} "
+         f"instructions per core, {st['cycles']} cycles, at most {st['most_cycles']}, "
+         f"{time.process_time() - t0:.1f} s CPU; kinds {sorted( st['kinds'] )}" )
+  assert st["kinds"] >= KINDS[ cores ] or n < 30, f"the programs missed kinds: {st['kinds']}"
 
 
 def test_a_vector_op_writing_into_its_own_source_is_refused():
@@ -158,46 +193,3 @@ def test_a_vector_op_writing_into_its_own_source_is_refused():
                       { "hbm": [], "ddr": [] }, ( 39, 45 ) )
   with pytest.raises( RFMError, match="inside src1 v39..v71" ):
     StreamRunner( "fl" ).run( prog )
-
-
-def test_random_ring_programs( level, cmdline_opts ):
-  """Two cores on the ring: each core's own random program with matched
-  syncs (`ring_programs`), on the functional 2-core appliance and on the
-  stream one; every core's touched words and register file compared."""
-  if _translating( cmdline_opts ):
-    pytest.skip( "a 2-core Verilated appliance is a second Verilator build, beyond the "
-                 "--test-verilog pass's CI budget: 2-core programs run at fl and cl" )
-  if level == "rtl":
-    pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second" )
-  n, s = _count( level, RING_COUNTS ), _seed()
-  ref, dut = runner( "func", 2 ), runner( level, 2 )
-  st = STATS[ f"{level} 2 cores" ] = dict( programs=0, longest=0, cycles=0, most_cycles=0,
-                                           syncs=0, kinds=set() )
-  print( f"\n{level}, 2 cores: {n} programs, DFX_RANDOM_SEED={s} "
-         f"DFX_HYPOTHESIS_PROFILE={_profile()}" )
-
-  @seed( s )
-  @settings( settings.get_profile( "ci" ), max_examples=n )
-  @given( ring_programs() )
-  def check( prog ):
-    note( f"DFX_RANDOM_SEED={s}, level {level}, 2 cores" )
-    want = ref.run( prog )
-    got = dut.run( prog )
-    for i, p in enumerate( prog.progs ):
-      compare( p, want[i], got[i], f"{level} core {i}", prog )
-    st["programs"] += 1
-    st["longest"] = max( st["longest"], *( len( p.insts ) for p in prog.progs ) )
-    st["cycles"] += got[0].cycles
-    st["most_cycles"] = max( st["most_cycles"], got[0].cycles )
-    st["syncs"] += sum( int( x.hdr.kind ) == Kind.ROUTER for x in prog.progs[0].insts )
-    st["kinds"] |= prog.kinds
-
-  t0 = time.process_time()
-  check()
-  print( f"{level}, 2 cores: {st['programs']} programs (+ as many on the functional appliance), "
-         f"{st['syncs']} syncs, longest {st['longest']} instructions per core, {st['cycles']} "
-         f"cycles, at most {st['most_cycles']}, {time.process_time() - t0:.1f} s CPU; "
-         f"kinds {sorted( st['kinds'] )}" )
-  assert st["kinds"] >= { "vec", "mat", "dma", "sync", "sync_send", "sync_use", "sync_wait",
-                          "sync_chain", "chain", "chain_mat", "hbm_read_mpu" } \
-    or n < 30, f"the programs missed kinds: {st['kinds']}"
