@@ -450,12 +450,10 @@ def cmd_generate( args ):
            f"{dfx.clock_mhz} MHz over {len( c['per_step'] )} steps; {share}]", file=sys.stderr )
 
 
-TIMED_LEVELS = ( "cl", "rtl", "verilog" )
-
-
 def _timing( host, dfx ):
   """The cycles of a timed level (CL, RTL, Verilator) and their time at the
   kernel clock; {} for the untimed levels (func, fl)."""
+  from .appliance.host import TIMED_LEVELS
   if host.level not in TIMED_LEVELS:
     return {}
   r = host.results()

@@ -57,6 +57,9 @@ from .Appliance import Appliance
 from .liveness import StepTimeout, cycle_limit, stuck_report
 
 LEVELS = ( "func", ) + CORE_LEVELS
+# the levels whose cycles are the hardware's (func and fl count cycles of
+# untimed models)
+TIMED_LEVELS = ( "cl", "rtl", "verilog" )
 STAGES = ( "summarization", "generation" )
 F16 = np.float16
 ALL_STRB = ( 1 << MEM_WORD_ELEMS ) - 1
