@@ -54,7 +54,7 @@ from ..units.memory.ports import mk_host_types
 from ..units.regfile.ports import vector_error
 from ..units.control.msgs import InstMsg
 from .Appliance import Appliance
-from .liveness import StepTimeout, cycle_limit, stuck_report
+from .liveness import StepTimeout, cycle_limit, top_stuck_report
 
 LEVELS = ( "func", ) + CORE_LEVELS
 # the levels whose cycles are the hardware's (func and fl count cycles of
@@ -438,16 +438,8 @@ class Host:
     return k
 
   def _stuck( s, limit, tracks, progs, left=None ):
-    traces = []
-    for i in range( len( tracks ) ):
-      try:
-        traces.append( s.top.dut.cores[i].line_trace().strip() )
-      except Exception:          # a Verilated appliance has no inner objects
-        traces.append( "-" )
-    if left is None:
-      left = [ len( s.top.src[i].q ) for i in range( len( tracks ) ) ]
-    return stuck_report( f"step at position {s.pos}", limit, tracks,
-                         lambda i, pc: progs[i][ pc ], traces, left )
+    return top_stuck_report( f"step at position {s.pos}", limit, s.top, tracks,
+                             lambda i, pc: progs[i][ pc ], left )
 
   def _run_func( s, progs ):
     limit = s.max_cycles or 100 * max( len( p ) for p in progs ) + 10_000

@@ -49,3 +49,18 @@ def stuck_report( what, limit, tracks, inst_at, traces, left ):
     parts.append( f"core {i}: {traces[i]}; {where}; issued/done {inflight}; "
                   f"{left[i]} words not yet taken" )
   return f"{what} did not finish in {limit} cycles; " + "; ".join( parts )
+
+
+def top_stuck_report( what, limit, top, tracks, inst_at, left=None ):
+  """`stuck_report` for the host's `HostTop`: each core's line trace ("-"
+  in a Verilated appliance, which has no inner objects) and, unless the
+  caller streams the words itself (`left`), the words still in its source."""
+  traces = []
+  for i in range( len( tracks ) ):
+    try:
+      traces.append( top.dut.cores[i].line_trace().strip() )
+    except Exception:
+      traces.append( "-" )
+  if left is None:
+    left = [ len( top.src[i].q ) for i in range( len( tracks ) ) ]
+  return stuck_report( what, limit, tracks, inst_at, traces, left )

@@ -74,7 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from ..appliance.liveness import StepTimeout, cycle_limit, stuck_report
+from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
 from ..config import MEM_WORD_ELEMS
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
 from ..units.dma.msgs import mk_dma_types
@@ -729,20 +729,13 @@ class StreamRunner:
     limit = program_cycle_limit( prog, s.cfg )
 
     def stuck( limit, left=None ):
-      traces = []
-      for i in range( n ):
-        try:
-          traces.append( top.dut.cores[i].line_trace().strip() )
-        except Exception:          # a Verilated appliance has no inner objects
-          traces.append( "-" )
-      return stuck_report( f"{s.level}: program", limit, tracks,
-                           lambda i, pc: progs[i].insts[ pc ], traces,
-                           left or [ len( top.src[i].q ) for i in range( n ) ] )
+      return top_stuck_report( f"{s.level}: program", limit, top, tracks,
+                               lambda i, pc: progs[i].insts[ pc ], left )
 
     if s.fast is not None:
       try:
         k = s.fast.run( [ p.insts for p in progs ], tracks, limit,
-                        lambda limit, left: stuck( limit, left ) )
+                        stuck )
       except StepTimeout as e:
         raise ProgramTimeout( str( e ) ) from None
     else:
