@@ -127,6 +127,7 @@ class RateQueueCL:
 
   def __init__( s, rule ):
     s.rule = rule
+    s._num, s._cost, s._lat, s._entries = rule.num, rule.cost, rule.latency, rule.entries
     s.reset()
 
   def reset( s ):
@@ -135,10 +136,11 @@ class RateQueueCL:
     s.busy = 0
 
   def can_accept( s ):
-    return s.busy < s.rule.num and len( s.q ) < s.rule.entries
+    return s.busy < s._num and len( s.q ) < s._entries
 
   def ripe( s ):
-    return bool( s.q ) and s.now - s.q[0][1] >= s.rule.latency
+    q = s.q
+    return bool( q ) and s.now - q[0][1] >= s._lat
 
   def head( s ):
     return s.q[0][0] if s.ripe() else None
@@ -156,9 +158,10 @@ class RateQueueCL:
       s.q.popleft()
     if item is not None:
       s.q.append( ( item, s.now ) )
-      s.busy = max( 0, s.busy + s.rule.cost - s.rule.num )
+      busy = s.busy + s._cost - s._num
     else:
-      s.busy = max( 0, s.busy - s.rule.num )
+      busy = s.busy - s._num
+    s.busy = busy if busy > 0 else 0
     s.now += 1
 
   def __len__( s ):

@@ -227,14 +227,15 @@ class CoreTiming:
       qs, awake = s.mem[m], s.awake[m]
       req, rdy, val, take = p["req_val"][m], p["mem_req_rdy"][m], p["mem_resp_val"][m], \
                             p["resp_rdy"][m]
-      for c in [ c for c in range( len( qs ) ) if req[c] and rdy[c] ] + \
-               [ c for c in awake if not ( req[c] and rdy[c] ) ]:
+      fired = { c for c, ( r, y ) in enumerate( zip( req, rdy ) ) if r and y }
+      for c in fired:
+        qs[c].tick( _MEM_ITEM, val[c] and take[c] )
+      for c in awake - fired:
         q = qs[c]
-        q.tick( _MEM_ITEM if req[c] and rdy[c] else None, val[c] and take[c] )
+        q.tick( None, val[c] and take[c] )
         if q.quiet():
           awake.discard( c )
-        else:
-          awake.add( c )
+      awake |= fired          # a channel that took an item is not quiet
     s.wfifo.tick( True if p["w_fire"] else None, p["w_deq"] )
     # manager (its steps read the handshakes, decided above); the engines'
     # commands are read before the manager's steps move on

@@ -70,6 +70,13 @@ class ReadEngineCL:
   def req_val( s, c ):
     return s.busy and s.rq and s.na[c] < s.end
 
+  def req_vals( s ):
+    """req_val of every channel."""
+    if not ( s.busy and s.rq ):
+      return [ False ] * s.C
+    end = s.end
+    return [ a < end for a in s.na ]
+
   def row( s, c ):
     return ( s.na[c] // s.C ) % ( 1 << s.spec.row_bits )
 
@@ -87,15 +94,16 @@ class ReadEngineCL:
 
   def tick( s, req_fire, go, words, out_fire ):
     """`words`: the P rotated response words when `go`."""
-    C = s.C
-    seg_done = s.busy and s.rq and all(
-      s.na[c] >= s.end or ( req_fire[c] and s.na[c] + C >= s.end ) for c in range( C ) )
+    C, end = s.C, s.end
+    fired = [ c for c, f in enumerate( req_fire ) if f ]
+    na = s.na
+    for c in fired:
+      na[c] += C
+    # every channel's addresses of the segment are asked for once the fired ones moved on
+    seg_done = s.busy and s.rq and all( a >= end for a in na )
     fin = s.finish()
     if fin:
       s.busy = False
-    for c in range( C ):
-      if req_fire[c]:
-        s.na[c] += C
     if seg_done:
       if not s.tile or s.rq_walk.last():
         s.rq = False
@@ -256,7 +264,7 @@ class DMATiming:
     """Per channel of memory m: a request is up (read or write)."""
     rd = s.rd[m]
     if rd.busy:
-      return [ rd.req_val( c ) for c in range( rd.C ) ]
+      return rd.req_vals()
     chans = s.wr[m].channels()
     return [ c in chans for c in range( rd.C ) ]
 
@@ -268,9 +276,13 @@ class DMATiming:
   def resp_rdy( s, m, resp_val, out_rdy ):
     """Per channel of memory m: resp.rdy (the read beat's channels, or
     every channel while the write engine counts acknowledgements)."""
-    _, chans = s.rd[m].beat( resp_val, out_rdy )
-    busy = s.wr[m].busy
-    return [ ( c in chans ) or busy for c in range( s.rd[m].C ) ]
+    rd = s.rd[m]
+    if s.wr[m].busy:
+      return [ True ] * rd.C
+    rdy = [ False ] * rd.C
+    for c in rd.beat( resp_val, out_rdy )[1]:
+      rdy[c] = True
+    return rdy
 
   def sent( s, m, req_rdy ):
     """The slots of memory m's write beat that go out this cycle."""
@@ -295,10 +307,9 @@ class DMATiming:
       out_rdy = s.out_rdy( m, w_rdy, rf_wr_rdy )
       go, chans = e.beat( resp_val[m], out_rdy )
       out_fire = e.full and bool( out_rdy ) and ( m == "ddr" ) == s.sel_ddr
-      vals = s.req_vals( m ) if e.busy else None
+      fire = [ v and r for v, r in zip( e.req_vals(), req_rdy[m] ) ] if e.busy else [ False ] * e.C
       words = None if resp_words is None else [ resp_words[m]( c ) for c in chans ]
-      e.tick( [ e.busy and bool( vals[c] and req_rdy[m][c] ) for c in range( e.C ) ],
-              go, words, out_fire )
+      e.tick( fire, go, words, out_fire )
     for m, e in s.wr.items():
       load = None
       if e.rd_rdy( sends[m] ) and rd_resp_val:
