@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 BUILD  := build
 DEB_TOOLS := verilator iverilog yosys ccache
 
-.PHONY: setup demo test test-fast coverage clean
+.PHONY: setup tools demo test test-fast coverage clean
 
 setup: $(VENV)/.installed tools
 
