@@ -613,6 +613,33 @@ class FuncRunner:
     return out if isinstance( prog, RingProgram ) else out[0]
 
 
+class PerfRunner:
+  """The performance model (`perf.ApplianceTiming`: every unit's timing
+  object, no data) on a program, from the state a reset core is in; `run`
+  returns (cycles, per core its busy cycles per unit), counted as
+  `StreamRunner` counts them, so a CL run of the same program must give
+  the same numbers."""
+
+  level = "perf"
+
+  def __init__( s, cfg=None, cores=1 ):
+    s.cfg, s.cores = cfg or ring_config( cores ), cores
+
+  def run( s, prog ):
+    from ..compiler import stats as S
+    from ..isa import Kind, op_of
+    from ..perf.appliance import ApplianceTiming
+    from ..units.control.ControlUnitFL import unit_of
+    progs = _per_core( prog )
+    assert len( progs ) == s.cores, f"{len( progs )} programs for {s.cores} cores"
+    units = [ [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in p.insts ] for p in progs ]
+    k, tracks = ApplianceTiming( s.cfg, s.cores ).step(
+      [ [ int( w ) for w in p.words() ] for p in progs ], units,
+      [ [ S.CLASSES[0] ] * len( u ) for u in units ],
+      limit=program_cycle_limit( prog, s.cfg ), what="perf: program" )
+    return k, [ tuple( t.busy ) for t in tracks ]
+
+
 class StreamRunner:
   """The stream appliance of `cores` cores at `level` (fl, cl, or verilog:
   every unit RTL and the whole appliance one Verilator model, as the host's

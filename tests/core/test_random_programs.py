@@ -11,7 +11,9 @@ at fl/cl also copied whole) must be identical.  Under --test-verilog the
 core is the whole Verilated 1-core appliance (test_core_e2e's model: same
 config and memory depths, one build for both), checked against the
 reference and against a CL core: the same cycles per program and the same
-busy cycles per unit.
+busy cycles per unit.  Every CL program (1 and 2 cores) also runs through
+the performance model (`PerfRunner`: `perf.ApplianceTiming`, no data),
+which must give CL's cycles and every core's busy cycles per unit.
 
 The 2-core case (cores=2) does the same for 2-core programs
 (`ring_programs`: each core its own random program, plus 1-4 syncs matched
@@ -28,7 +30,8 @@ Programs per CI run (make test), each also run on the functional core:
   --test-verilog    rtl 40 (Verilator; each also on a CL core); 2 cores
                     skipped (a second, 2-core Verilator build)
 That is 640 one-core programs on the stream core, 40 CL cycle references
-and 640 functional-core runs, and 60 2-core programs, per CI run.  1,000
+and 640 functional-core runs, and 60 2-core programs, per CI run; the 220
+CL programs (200 on 1 core, 20 on 2) are each timed by perf as well.  1,000
 one-core (fl 600, cl 360, Verilator 40) all passed on 2026-12-01 (fl 600
 in 88 s of CPU, cl 360 in 155 s, the CPUs shared), but put make test over
 its 25-minute budget on this 2-CPU machine (plain pass 17:40, Verilator
@@ -57,8 +60,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
 from pymtl_dfx.isa import Kind
-from pymtl_dfx.testing.random_core_programs import (FuncRunner, StreamRunner, compare,
-                                                    programs, ring_programs)
+from pymtl_dfx.testing.random_core_programs import (FuncRunner, PerfRunner, StreamRunner,
+                                                    compare, programs, ring_programs)
 
 COUNTS = { "fl": 400, "cl": 200, "verilog": 40 }
 RING_COUNTS = { "fl": 40, "cl": 20 }      # 2-core programs (the cores=2 case)
@@ -98,7 +101,11 @@ def _count( level, counts=COUNTS ):
 def runner( level, cores=1 ):
   """One appliance of `cores` cores per level per module, reused for every
   program."""
-  return FuncRunner( cores=cores ) if level == "func" else StreamRunner( level, cores=cores )
+  if level == "func":
+    return FuncRunner( cores=cores )
+  if level == "perf":
+    return PerfRunner( cores=cores )
+  return StreamRunner( level, cores=cores )
 
 
 def _translating( opts ):
@@ -132,9 +139,10 @@ def test_random_programs( level, cores, cmdline_opts ):
   n, s = _count( lv, COUNTS if cores == 1 else RING_COUNTS ), _seed()
   ref, dut = runner( "func", cores ), runner( lv, cores )
   cl = runner( "cl" ) if lv == "verilog" else None
+  perf = runner( "perf", cores ) if lv == "cl" else None
   name = lv if cores == 1 else f"{lv}, {cores} cores"
   st = STATS[ name ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, syncs=0,
-                             kinds=set() )
+                             kinds=set(), perf=0 )
   print( f"\n{name}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
 
   @seed( s )
@@ -151,6 +159,12 @@ def test_random_programs( level, cores, cmdline_opts ):
       for i, p in enumerate( prog.progs ):
         compare( p, want[i], got[i], f"{lv} core {i}", prog )
       progs, got0 = prog.progs, got[0]
+    if perf is not None:
+      k, busy = perf.run( prog )
+      cl_busy = [ g.busy for g in ( got if cores > 1 else [ got ] ) ]
+      assert ( k, busy ) == ( got0.cycles, cl_busy ), (
+        f"perf {k} cycles (busy per core and unit {busy}), CL {got0.cycles} ({cl_busy})\n{prog!r}" )
+      st["perf"] += 1
     if cl is not None:
       c = cl.run( prog )
       compare( prog, want, c, "cl" )
@@ -167,7 +181,7 @@ def test_random_programs( level, cores, cmdline_opts ):
   t0 = time.process_time()
   check()
   print( f"{name}: {st['programs']} programs (+ as many on the functional core"
-         f"{' and on CL' if cl else ''}), {st['syncs']} syncs, longest {st['longest']} "
+         f"{' and on CL' if cl else ''}{' and in perf' if perf else ''}), {st['syncs']} syncs, longest {st['longest']} "
          f"instructions per core, {st['cycles']} cycles, at most {st['most_cycles']}, "
          f"{time.process_time() - t0:.1f} s CPU; kinds {sorted( st['kinds'] )}" )
   assert st["kinds"] >= KINDS[ cores ] or n < 30, f"the programs missed kinds: {st['kinds']}"
