@@ -42,6 +42,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..compiler import stats as S
 from ..config import MEM_WORD_ELEMS
+from ..units.memory.msgs import ALL_ELEMS
 from ..core.Core import CORE_LEVELS, prepare_sim
 from ..funcsim.ApplianceFunc import ApplianceFunc
 from ..gpt2.decoding import decode_loop, greedy_token
@@ -62,7 +63,6 @@ LEVELS = ( "func", ) + CORE_LEVELS
 TIMED_LEVELS = ( "cl", "rtl", "verilog" )
 STAGES = ( "summarization", "generation" )
 F16 = np.float16
-ALL_STRB = ( 1 << MEM_WORD_ELEMS ) - 1
 
 
 class ProgramError( ValueError ):
@@ -344,7 +344,7 @@ class Host:
         Req = port.Req
         bits = np.ascontiguousarray( img ).view( "<u2" )
         port.got.clear()
-        port.q.extend( Req( 1, a, ALL_STRB, int.from_bytes( bits[a].tobytes(), "little" ) )
+        port.q.extend( Req( 1, a, ALL_ELEMS, int.from_bytes( bits[a].tobytes(), "little" ) )
                        for a in range( img.shape[0] ) )
         want.append( ( port, img.shape[0] ) )
     limit = 100 * sum( n for _, n in want ) + 10_000

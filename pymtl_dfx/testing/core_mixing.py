@@ -26,17 +26,23 @@ from ..gpt2 import random_weights
 from ..isa import assemble, encode
 from ..isa.asm import format_inst
 from ..units.control.msgs import InstMsg
+from ..units.memory.msgs import ALL_ELEMS
 
 GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
 TOKEN = 5
 MAX_TOKENS = 4
-ALL_STRB = ( 1 << MEM_WORD_ELEMS ) - 1
 F16 = np.float16
 
 
+# the memories' rows per channel of the whole test appliance (test_core_e2e,
+# the random programs): one Verilator model for all of them
+DEPTHS = dict( hbm_depth=1024, ddr_depth=128 )
+
+
 def dfx_config( cores=1 ):
-  """test_core_e2e's: d=32 (the DMA's smallest entry), small buffers and 4
-  HBM channels so the RTL stays small."""
+  """The small appliance's (test_core_e2e, the random programs): d=32 (the
+  DMA's smallest entry), small buffers and 4 HBM channels so the RTL and
+  its Verilator build stay small."""
   return DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
                     mreg_entries=16, psum_entries=16 )
 
@@ -106,7 +112,7 @@ def run_layer( levels=None, max_cycles=200_000 ):
   # load both images through the host ports
   for port, img in ( ( top.hbm[0], hbm_img ), ( top.ddr[0], ddr_img ) ):
     bits = np.ascontiguousarray( img ).view( "<u2" )
-    port.q.extend( port.Req( 1, a, ALL_STRB, int.from_bytes( bits[a].tobytes(), "little" ) )
+    port.q.extend( port.Req( 1, a, ALL_ELEMS, int.from_bytes( bits[a].tobytes(), "little" ) )
                    for a in range( img.shape[0] ) )
   tick_until( lambda: len( top.hbm[0].got ) >= hbm_img.shape[0] and
                       len( top.ddr[0].got ) >= ddr_img.shape[0], "loading the images" )

@@ -78,11 +78,11 @@ from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
 from ..config import MEM_WORD_ELEMS
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
 from ..units.dma.msgs import mk_dma_types
-from .core_mixing import dfx_config
+from ..units.memory.msgs import ALL_ELEMS
+from .core_mixing import DEPTHS, dfx_config
 
 F16 = np.float16
 CFG = dfx_config( 1 )
-DEPTHS = dict( hbm_depth=1024, ddr_depth=128 )   # test_core_e2e's DEPTHS: one Verilator model
 HBM_WORDS = DEPTHS["hbm_depth"] * CFG.hbm_channels
 DDR_WORDS = DEPTHS["ddr_depth"] * CFG.ddr_channels
 EW = CFG.d // MEM_WORD_ELEMS        # words per register entry
@@ -683,7 +683,6 @@ class StreamRunner:
     return all( s._stores( m, i ) is not None for m in ( "hbm", "ddr" ) for i in range( s.cores ) )
 
   def _write( s, progs ):
-    from ..appliance.host import ALL_STRB
     if s._python_mems():
       # Python memories: straight into their stores (no cycles); the
       # Verilated one is written through its host ports
@@ -703,7 +702,7 @@ class StreamRunner:
         port.got.clear()
         for a, w in prog.init[m]:
           bits = _bits( w )
-          port.q.extend( port.Req( 1, a + k, ALL_STRB, int.from_bytes( bits[k].tobytes(), "little" ) )
+          port.q.extend( port.Req( 1, a + k, ALL_ELEMS, int.from_bytes( bits[k].tobytes(), "little" ) )
                          for k in range( len( w ) ) )
         want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
     s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),

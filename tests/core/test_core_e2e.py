@@ -40,13 +40,13 @@ import pytest
 from pymtl_dfx import numerics as N
 from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
-from pymtl_dfx.config import DFXConfig, GPT2Config
+from pymtl_dfx.config import GPT2Config
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
 from pymtl_dfx.gpt2.decoding import greedy_token
+from pymtl_dfx.testing.core_mixing import DEPTHS, GPT, dfx_config
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
-GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
 PROMPT = [ 5, 17 ]
 NEW = 2
 # an RTL control unit or weight FIFO next to the CL DMA forms a block-level
@@ -70,14 +70,6 @@ GPT_LONG = GPT2Config( n_layer=1, n_embd=64, n_head=2, vocab_size=128, n_positio
                        name="small-long" )
 PROMPT_LONG = [ ( 7 * k + 3 ) % 128 for k in range( 30 ) ]
 NEW_LONG = 5
-DEPTHS = dict( hbm_depth=1024, ddr_depth=128 )
-
-
-def dfx_config( cores ):
-  # d=32 (the DMA's smallest entry), small buffers and 4 HBM channels so the
-  # RTL (and its Verilator build) stays small
-  return DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
-                    mreg_entries=16, psum_entries=16 )
 
 
 @functools.lru_cache( maxsize=None )

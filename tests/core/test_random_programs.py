@@ -27,11 +27,14 @@ Programs per CI run (make test), each also run on the functional core:
                     cl 20 (44-55 s of CPU in the test bodies, 50-61 s
                     for the two tests alone with pytest's start and the
                     2-core elaboration, two runs on 2026-12-01, load ~2)
-  --test-verilog    rtl 40 (Verilator; each also on a CL core); 2 cores
-                    skipped (a second, 2-core Verilator build)
+  --test-verilog    rtl 40 (Verilator; each also on a CL core); 2 cores:
+                    rtl 10 (the 2-core Verilated appliance that
+                    test_core_e2e's rtl case builds: same config and
+                    depths, one build; each also on a 2-core CL appliance)
 That is 640 one-core programs on the stream core, 40 CL cycle references
-and 640 functional-core runs, and 60 2-core programs, per CI run; the 220
-CL programs (200 on 1 core, 20 on 2) are each timed by perf as well.  1,000
+and 640 functional-core runs, and 70 2-core programs (10 CL references),
+per CI run; the 220 CL programs (200 on 1 core, 20 on 2) are each timed
+by perf as well.  1,000
 one-core (fl 600, cl 360, Verilator 40) all passed on 2026-12-01 (fl 600
 in 88 s of CPU, cl 360 in 155 s, the CPUs shared), but put make test over
 its 25-minute budget on this 2-CPU machine (plain pass 17:40, Verilator
@@ -64,7 +67,7 @@ from pymtl_dfx.testing.random_core_programs import (FuncRunner, PerfRunner, Stre
                                                     compare, programs, ring_programs)
 
 COUNTS = { "fl": 400, "cl": 200, "verilog": 40 }
-RING_COUNTS = { "fl": 40, "cl": 20 }      # 2-core programs (the cores=2 case)
+RING_COUNTS = { "fl": 40, "cl": 20, "verilog": 10 }      # 2-core programs (the cores=2 case)
 LONG_FACTOR = 20
 DEFAULT_SEED = 20261130
 
@@ -115,6 +118,11 @@ def _translating( opts ):
 STATS = {}
 
 
+def _progs( prog ):
+  """The per-core programs of a `CoreProgram` (one) or a `RingProgram`."""
+  return getattr( prog, "progs", [ prog ] )
+
+
 # every kind of step each program set must have drawn (at CI counts)
 KINDS = {
   1: { "vec", "mat", "dma", "sync", "chain", "chain_mat", "hbm_read_mpu", "tr" },
@@ -132,57 +140,55 @@ def test_random_programs( level, cores, cmdline_opts ):
   if level == "rtl" and not verilog:
     pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second: "
                  "the rtl case runs under --test-verilog (one Verilator model)" )
-  if verilog and cores > 1:
-    pytest.skip( "a 2-core Verilated appliance is a second Verilator build, beyond the "
-                 "--test-verilog pass's CI budget: 2-core programs run at fl and cl" )
   lv = "verilog" if verilog else level
   n, s = _count( lv, COUNTS if cores == 1 else RING_COUNTS ), _seed()
   ref, dut = runner( "func", cores ), runner( lv, cores )
-  cl = runner( "cl" ) if lv == "verilog" else None
+  cl = runner( "cl", cores ) if lv == "verilog" else None
   perf = runner( "perf", cores ) if lv == "cl" else None
   name = lv if cores == 1 else f"{lv}, {cores} cores"
   st = STATS[ name ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, syncs=0,
                              kinds=set(), perf=0 )
   print( f"\n{name}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
 
+  def per_core( res ):
+    return res if cores > 1 else [ res ]
+
+  def check_core_words( prog, want, got, what ):
+    for i, p in enumerate( _progs( prog ) ):
+      compare( p, want[i], got[i], what if cores == 1 else f"{what} core {i}", prog )
+
   @seed( s )
   @settings( settings.get_profile( "ci" ), max_examples=n )
   @given( programs() if cores == 1 else ring_programs() )
   def check( prog ):
     note( f"DFX_RANDOM_SEED={s}, level {lv}, {cores} core(s)" )
-    want = ref.run( prog )
-    got = dut.run( prog )
-    if cores == 1:
-      compare( prog, want, got, lv )
-      progs, got0 = [ prog ], got
-    else:
-      for i, p in enumerate( prog.progs ):
-        compare( p, want[i], got[i], f"{lv} core {i}", prog )
-      progs, got0 = prog.progs, got[0]
+    want = per_core( ref.run( prog ) )
+    got = per_core( dut.run( prog ) )
+    check_core_words( prog, want, got, lv )
+    progs, cycles, busy = _progs( prog ), got[0].cycles, [ g.busy for g in got ]
     if perf is not None:
-      k, busy = perf.run( prog )
-      cl_busy = [ g.busy for g in ( got if cores > 1 else [ got ] ) ]
-      assert ( k, busy ) == ( got0.cycles, cl_busy ), (
-        f"perf {k} cycles (busy per core and unit {busy}), CL {got0.cycles} ({cl_busy})\n{prog!r}" )
+      k, perf_busy = perf.run( prog )
+      assert ( k, perf_busy ) == ( cycles, busy ), (
+        f"perf {k} cycles (busy per core and unit {perf_busy}), CL {cycles} ({busy})\n{prog!r}" )
       st["perf"] += 1
     if cl is not None:
-      c = cl.run( prog )
-      compare( prog, want, c, "cl" )
-      assert ( got.cycles, got.busy ) == ( c.cycles, c.busy ), (
-        f"Verilator {got.cycles} cycles (busy per unit {got.busy}), CL {c.cycles} "
-        f"({c.busy})\n{prog!r}" )
+      c = per_core( cl.run( prog ) )
+      check_core_words( prog, want, c, "cl" )
+      assert ( cycles, busy ) == ( c[0].cycles, [ x.busy for x in c ] ), (
+        f"Verilator {cycles} cycles (busy per core and unit {busy}), CL {c[0].cycles} "
+        f"({[ x.busy for x in c ]})\n{prog!r}" )
     st["programs"] += 1
     st["longest"] = max( st["longest"], *( len( p.insts ) for p in progs ) )
-    st["cycles"] += got0.cycles
-    st["most_cycles"] = max( st["most_cycles"], got0.cycles )
+    st["cycles"] += cycles
+    st["most_cycles"] = max( st["most_cycles"], cycles )
     st["syncs"] += sum( int( x.hdr.kind ) == Kind.ROUTER for x in progs[0].insts )
     st["kinds"] |= prog.kinds
 
   t0 = time.process_time()
   check()
-  print( f"{name}: {st['programs']} programs (+ as many on the functional core"
-         f"{' and on CL' if cl else ''}{' and in perf' if perf else ''}), {st['syncs']} syncs, longest {st['longest']} "
-         f"instructions per core, {st['cycles']} cycles, at most {st['most_cycles']}, "
+  also = ( " and on CL" if cl else "" ) + ( " and in perf" if perf else "" )
+  print( f"{name}: {st['programs']} programs (+ as many on the functional core{also}), "
+         f"{st['syncs']} syncs, longest {st['longest']} instructions per core, {st['cycles']} cycles, at most {st['most_cycles']}, "
          f"{time.process_time() - t0:.1f} s CPU; kinds {sorted( st['kinds'] )}" )
   assert st["kinds"] >= KINDS[ cores ] or n < 30, f"the programs missed kinds: {st['kinds']}"
 
