@@ -28,8 +28,9 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	@touch $@
 
+# the comparison's figure goes into the ignored build folder
 demo: setup
-	$(VENV)/bin/dfx demo
+	$(VENV)/bin/dfx demo --out $(BUILD)/demo
 
 # Tests run from the build folder because pymtl3 writes translated Verilog
 # and Verilator objects into the current directory.

@@ -46,9 +46,11 @@ def cmd_demo( args ):
   gpt = read_config( TINY_ENGLISH )
   n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( args.prompt ) )
   check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts
+  from .perf.cli import step_cache
+  paper = dict( paper=args.paper, jobs=args.jobs, cache=step_cache( args ), out_dir=args.out )
   if args.json:
     quiet = lambda *a, **k: None    # noqa: E731
-    print( json.dumps( DEMO.run_demo( args.prompt, args.new_tokens, args.cores, quiet ),
+    print( json.dumps( DEMO.run_demo( args.prompt, args.new_tokens, args.cores, quiet, **paper ),
                        indent=2 ) )
     return
   progress = _Progress( "dfx demo", _stderr_is_tty() )
@@ -56,12 +58,16 @@ def cmd_demo( args ):
   def write( text ):
     print( text, end="", flush=True )
 
-  def on_step( k, n ):
-    progress.status( f"timing step {k}/{n}" )
-    if k == n:
-      progress.clear()
+  def status( what ):
+    def on_step( k, n ):
+      progress.status( f"{what} {k}/{n}" )
+      if k == n:
+        progress.clear()
+    return on_step
 
-  DEMO.run_demo( args.prompt, args.new_tokens, args.cores, write=write, on_step=on_step )
+  DEMO.run_demo( args.prompt, args.new_tokens, args.cores, write=write,
+                 on_step=status( "timing step" ),
+                 on_paper_step=status( "timing GPT-2 345M: step" ), **paper )
   print( "\nMore: dfx generate --help (any level down to Verilator), dfx perf --help "
          "(any model size), dfx verilog --help." )
 
@@ -605,6 +611,14 @@ def _parser():
   p.add_argument( "--prompt", default=DEMO.PROMPT, help="prompt text" )
   p.add_argument( "--new-tokens", type=positive, default=DEMO.NEW_TOKENS, help="tokens to generate" )
   p.add_argument( "--cores", type=positive, default=DEMO.CORES, help="modelled FPGA cards" )
+  p.add_argument( "--paper", choices=( "compute", "cached", "skip" ), default="compute",
+                  help="GPT-2 345M at 64:64 on 1, 2 and 4 cards beside the paper: time the "
+                       "steps missing from the cache (18 steps, minutes of CPU the first "
+                       "time), only read the cache, or leave it out (default: %(default)s)" )
+  p.add_argument( "--out", metavar="DIR", default=None,
+                  help="also draw the comparison (the report's figure b) into DIR" )
+  from .perf.cli import add_step_options
+  add_step_options( p, positive )
   _add_json( p )
   p.set_defaults( fn=cmd_demo )
   p = sub.add_parser( "verilog", parents=[ common ], formatter_class=_Formatter,

@@ -304,7 +304,8 @@ def test_demo_json( capsys, tmp_path, monkeypatch ):
   cycles split by op class; no paper comparison without `dfx report`'s
   steps in the cache."""
   monkeypatch.setenv( "DFX_PERF_CACHE", str( tmp_path ) )
-  assert main( [ "demo", "--json", "--prompt", "He", "--new-tokens", "2", "--cores", "2" ] ) == 0
+  assert main( [ "demo", "--json", "--prompt", "He", "--new-tokens", "2", "--cores", "2",
+                 "--paper", "cached" ] ) == 0
   out = json.loads( capsys.readouterr().out )
   assert out["model"] == "tiny-english" and out["cores"] == 2 and len( out["tokens"] ) == 2
   assert out["same_as_dfx_numerics"] is True
@@ -313,19 +314,29 @@ def test_demo_json( capsys, tmp_path, monkeypatch ):
   assert out["paper_scaling"] is None
 
 
-def test_demo_sets_the_report_beside_the_paper( monkeypatch ):
+def test_demo_sets_the_report_beside_the_paper( monkeypatch, tmp_path ):
+  """The comparison line, the figure drawn from the same rows, and without
+  the steps (only reading the cache) how to get them."""
   from pymtl_dfx import demo
   from pymtl_dfx.perf.sampled import NotCached
   from pymtl_dfx.report import compute
   rows = { c: dict( tokens_per_s=t, ms=64e3 / t, paper_tokens_per_s=p )
            for c, t, p in ( ( 1, 50.0, 93.1 ), ( 4, 150.25, 207.56 ) ) }
-  monkeypatch.setattr( compute, "paper_scaling", lambda cache: rows )
-  said = []
-  assert demo.paper_comparison( said.append ) == rows
-  assert said == [ "GPT-2 345M, 64 input : 64 output tokens (dfx report's timed steps), "
-                   "tokens/s: 1 card 50.0 (paper 93.10); 4 cards 150.2 (paper 207.56)" ]
+  asked = []
 
-  def missing( cache ):
+  def scaling( cache, compute, jobs, on_done ):
+    asked.append( ( compute, jobs ) )
+    return rows
+  monkeypatch.setattr( compute, "paper_scaling", scaling )
+  said = []
+  assert demo.paper_comparison( said.append, compute=True, jobs=2, out_dir=tmp_path / "d" ) == rows
+  assert asked == [ ( True, 2 ) ]
+  assert said[0] == ( "GPT-2 345M 64:64 (input:output tokens; sampled steps, cycles exact to CL), "
+                      "tokens/s: 1 card 50.0 (paper 93.10); 4 cards 150.2 (paper 207.56)" )
+  assert str( tmp_path / "d" / "scaling.png" ) in said[1]
+  assert sorted( p.name for p in ( tmp_path / "d" ).iterdir() ) == [ "scaling.png", "scaling.svg" ]
+
+  def missing( cache, compute, jobs, on_done ):
     raise NotCached( "1 of 6 steps are not in the cache" )
   monkeypatch.setattr( compute, "paper_scaling", missing )
   said.clear()

@@ -15,11 +15,12 @@ def model( plan, name, cards, overrides=() ):
   return perf.planned( gpt2_preset( name ), dfx, cards, plan.max_tokens[ name ] )
 
 
-def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None ):
-  """Times every step not yet in the cache; returns {(name, cards): the
-  reason} for the configurations that do not compile."""
+def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None ):
+  """Times every step not yet in the cache (`needed`: [(preset, cards,
+  [(pos, want logits)])], by default every step of the report); returns
+  {(name, cards): the reason} for the configurations that do not compile."""
   tasks, skipped = [], {}
-  for name, cards, steps in plan.steps_needed():
+  for name, cards, steps in ( plan.steps_needed() if needed is None else needed ):
     try:
       m = model( plan, name, cards, overrides )
     except CompileError as e:
@@ -114,9 +115,23 @@ def xl( plan, ms_, cache, compute=True ):
   return points, steps
 
 
-def paper_scaling( cache ):
-  """(b) of the paper's plan from the cache only (`perf.sampled.NotCached`
-  when `dfx report` has not timed its steps)."""
+def size_label( plan, preset ):
+  """The plan's label of a preset, e.g. "345M"."""
+  return { v: k for k, v in plan.sizes.items() }[ preset ]
+
+
+def scaling_label( plan ):
+  """(b)'s generation, e.g. "345M 64:64"."""
+  name, n_in, n_out = plan.scaling
+  return f"{size_label( plan, name )} {n_in}:{n_out}"
+
+
+def paper_scaling( cache, compute=False, jobs=1, on_done=None ):
+  """(b) of the paper's plan; `compute`: time its steps missing from the
+  cache first (on `jobs` processes), else only read the cache
+  (`perf.sampled.NotCached` when a step is missing)."""
+  if compute:
+    fill( cache, PAPER, jobs, on_done=on_done, needed=PAPER.scaling_steps() )
   name = PAPER.scaling[0]
   ms_ = { ( name, c ): model( PAPER, name, c ) for c in PAPER.cards }
   return scaling( PAPER, ms_, cache, compute=False )
@@ -125,13 +140,12 @@ def paper_scaling( cache ):
 def results( cache, plan=PAPER, overrides=() ):
   """The numbers of every figure, from the cache (timing what is missing)."""
   ms_, skipped = models( plan, overrides )
-  label = { v: k for k, v in plan.sizes.items() }
-  name, n_in, n_out = plan.scaling
   points, steps = xl( plan, ms_, cache )
   return dict(
     skipped={ f"{n} x{c}": why for ( n, c ), why in skipped.items() },
-    labels=dict( context=plan.breakdown_pos + 1, scaling=f"{label[ name ]} {n_in}:{n_out}",
-                 xl=label[ plan.xl ], xl_cards=plan.xl_cards, xl_sync_paper=plan.xl_sync_paper,
+    labels=dict( context=plan.breakdown_pos + 1, scaling=scaling_label( plan ),
+                 xl=size_label( plan, plan.xl ), xl_cards=plan.xl_cards,
+                 xl_sync_paper=plan.xl_sync_paper,
                  xl_attn_ffn_paper=plan.xl_attn_ffn_paper ),
     breakdown=breakdown( plan, ms_, cache ), scaling=scaling( plan, ms_, cache ),
     xl=points, xl_steps=steps )

@@ -28,14 +28,19 @@ class Plan:
   xl_sync_paper: float = None
   xl_attn_ffn_paper: float = None
 
+  def scaling_steps( s ):
+    """[(preset, cards, [(pos, want logits)])]: the steps of (b) alone (the
+    demo's comparison with the paper)."""
+    steps = sorted( ( p, w ) for w, ps in s.scaling_positions.items() for p in ps )
+    return [ ( s.scaling[0], cards, steps ) for cards in s.cards ]
+
   def steps_needed( s ):
     """[(preset, cards, [(pos, want logits)])]: every step the report times."""
+    scaling = { ( name, cards ): steps for name, cards, steps in s.scaling_steps() }
     out = []
     for name in s.sizes.values():
       for cards in s.cards:
-        steps = { ( s.breakdown_pos, True ) }
-        if name == s.scaling[0]:
-          steps |= { ( p, w ) for w, ps in s.scaling_positions.items() for p in ps }
+        steps = { ( s.breakdown_pos, True ) } | set( scaling.get( ( name, cards ), () ) )
         if name == s.xl and cards == s.xl_cards:
           steps |= { ( p, w ) for w, ps in s.xl_positions.items() for p in ps }
         out.append( ( name, cards, sorted( steps ) ) )
