@@ -26,10 +26,10 @@ def run_demo( prompt=PROMPT, new_tokens=NEW_TOKENS, cores=CORES, say=print, writ
               on_paper_step=None ):
   """Generate, check, time, then set GPT-2 345M beside the paper
   (`paper_comparison`; paper: "compute", "cached" or "skip"; cache: a
-  `StepCache`, by default the user's).  `say`
-  prints a line, `write` streams text (None: no streaming); `on_step(k,
-  n)` / `on_paper_step(k, n)` report perf's progress.  Returns the record
-  `dfx demo --json` prints."""
+  `StepCache`, by default the user's).  `say` prints a line, `write`
+  streams text (None: no streaming); `on_step(k, n)` / `on_paper_step(k,
+  n)` report perf's progress.  Returns the record `dfx demo --json`
+  prints."""
   from . import perf
   from .appliance.host import Host
   from .compiler.build import compile_model
@@ -93,11 +93,11 @@ def run_demo( prompt=PROMPT, new_tokens=NEW_TOKENS, cores=CORES, say=print, writ
 def paper_comparison( say, cache=None, compute=False, jobs=1, on_done=None, out_dir=None ):
   """GPT-2 345M at 64:64 on 1, 2 and 4 cards beside the paper's: the steps
   `dfx report` times for its figure (b), from the step cache (`cache`, by
-  default the user's), the missing
-  ones timed first when `compute` (on `jobs` processes; `on_done(k, n)`
-  reports them) and kept in the cache for the report; without `compute`
-  and a step missing, how to get it.  `out_dir`: also draw the report's
-  figure (b) there.  Returns {cards: tokens/s and the paper's} or None."""
+  default the user's), the missing ones timed first when `compute` (on
+  `jobs` processes; `on_done(k, n)` reports them) and kept in the cache for
+  the report; without `compute` and a step missing, how to get it.
+  `out_dir`: also draw the report's figure (b) there.  Returns {cards:
+  tokens/s and the paper's} or None."""
   from .perf.sampled import NotCached, StepCache, default_cache_dir
   from .report import compute as report
   from .report.plan import PAPER

@@ -3,10 +3,10 @@
   python sim/bench_core.py [--cores 1 4] [--levels cl,verilog] [--steps 2]
                            [--build-dir build/bench_core] [--max-tokens 4]
 
-Runs the small GPT-2 of tests/core/test_core_e2e.py (2 layers, 64 wide,
-2 heads, 128-token vocabulary, d=32, l=8, compiled for `--max-tokens`
-positions: 4, as the test, so `--build-dir build/test` reuses the test's
-Verilator model) for `--steps` token steps per level and core count and
+Runs the small GPT-2 of tests/core/test_core_e2e.py (`testing.core_mixing`:
+2 layers, 64 wide, 2 heads, 128-token vocabulary, d=32, l=8, the test's
+memory depths, compiled for `--max-tokens` positions: 4, as the test, so
+the Verilator model is the test's: one build, shared through ccache) for `--steps` token steps per level and core count and
 prints simulated cycles per wall-clock second and per second of this
 process's CPU time (the fairer figure on a shared machine); the build
 (translation, Verilator and g++, or nothing when cached) and the image
@@ -26,10 +26,8 @@ sys.path.insert( 0, str( pathlib.Path( __file__ ).resolve().parent.parent ) )
 
 from pymtl_dfx.appliance.host import Host                 # noqa: E402
 from pymtl_dfx.compiler.build import compile_model         # noqa: E402
-from pymtl_dfx.config import DFXConfig, GPT2Config         # noqa: E402
 from pymtl_dfx.gpt2 import random_weights                  # noqa: E402
-
-GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
+from pymtl_dfx.testing.core_mixing import DEPTHS, GPT, dfx_config   # noqa: E402
 
 
 def main():
@@ -47,12 +45,10 @@ def main():
          "| cycles/CPU s |" )
   print( "|---|---|---|---|---|---|---|---|---|" )
   for cores in args.cores:
-    dfx = DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
-                     mreg_entries=16, psum_entries=16 )
-    cm = compile_model( w, dfx, cores, max_tokens=max( args.steps, args.max_tokens ) )
+    cm = compile_model( w, dfx_config( cores ), cores, max_tokens=max( args.steps, args.max_tokens ) )
     for level in args.levels.split( "," ):
       t0 = time.perf_counter()
-      host = Host( cm, level )
+      host = Host( cm, level, **DEPTHS )
       t1, c1 = time.perf_counter(), time.process_time()
       for k in range( args.steps ):
         host.step( 3 + k, want_logits=False )
