@@ -6,8 +6,8 @@
 Runs the small GPT-2 of tests/core/test_core_e2e.py (`testing.core_mixing`:
 2 layers, 64 wide, 2 heads, 128-token vocabulary, d=32, l=8, the test's
 memory depths, compiled for `--max-tokens` positions: 4, as the test, so
-the Verilator model is the test's: one build, shared through ccache) for `--steps` token steps per level and core count and
-prints simulated cycles per wall-clock second and per second of this
+the Verilator model is the test's: one build, shared through ccache) for
+`--steps` token steps per level and core count and prints simulated cycles per wall-clock second and per second of this
 process's CPU time (the fairer figure on a shared machine); the build
 (translation, Verilator and g++, or nothing when cached) and the image
 load are timed apart.  "verilog" is the whole appliance as one Verilator

@@ -126,15 +126,15 @@ def scaling_label( plan ):
   return f"{size_label( plan, name )} {n_in}:{n_out}"
 
 
-def paper_scaling( cache, compute=False, jobs=1, on_done=None ):
-  """(b) of the paper's plan; `compute`: time its steps missing from the
-  cache first (on `jobs` processes), else only read the cache
+def paper_scaling( cache, compute=False, jobs=1, on_done=None, plan=PAPER ):
+  """(b) of the plan (the paper's); `compute`: time its steps missing from
+  the cache first (on `jobs` processes), else only read the cache
   (`perf.sampled.NotCached` when a step is missing)."""
   if compute:
-    fill( cache, PAPER, jobs, on_done=on_done, needed=PAPER.scaling_steps() )
-  name = PAPER.scaling[0]
-  ms_ = { ( name, c ): model( PAPER, name, c ) for c in PAPER.cards }
-  return scaling( PAPER, ms_, cache, compute=False )
+    fill( cache, plan, jobs, on_done=on_done, needed=plan.scaling_steps() )
+  name = plan.scaling[0]
+  ms_ = { ( name, c ): model( plan, name, c ) for c in plan.cards }
+  return scaling( plan, ms_, cache, compute=False )
 
 
 def results( cache, plan=PAPER, overrides=() ):

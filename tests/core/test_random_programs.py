@@ -147,7 +147,7 @@ def test_random_programs( level, cores, cmdline_opts ):
   perf = runner( "perf", cores ) if lv == "cl" else None
   name = lv if cores == 1 else f"{lv}, {cores} cores"
   st = STATS[ name ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, syncs=0,
-                             kinds=set(), perf=0 )
+                             kinds=set() )
   print( f"\n{name}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )
 
   def per_core( res ):
@@ -170,7 +170,6 @@ def test_random_programs( level, cores, cmdline_opts ):
       k, perf_busy = perf.run( prog )
       assert ( k, perf_busy ) == ( cycles, busy ), (
         f"perf {k} cycles (busy per core and unit {perf_busy}), CL {cycles} ({busy})\n{prog!r}" )
-      st["perf"] += 1
     if cl is not None:
       c = per_core( cl.run( prog ) )
       check_core_words( prog, want, c, "cl" )
@@ -188,7 +187,8 @@ def test_random_programs( level, cores, cmdline_opts ):
   check()
   also = ( " and on CL" if cl else "" ) + ( " and in perf" if perf else "" )
   print( f"{name}: {st['programs']} programs (+ as many on the functional core{also}), "
-         f"{st['syncs']} syncs, longest {st['longest']} instructions per core, {st['cycles']} cycles, at most {st['most_cycles']}, "
+         f"{st['syncs']} syncs, longest {st['longest']} instructions per core, "
+         f"{st['cycles']} cycles, at most {st['most_cycles']}, "
          f"{time.process_time() - t0:.1f} s CPU; kinds {sorted( st['kinds'] )}" )
   assert st["kinds"] >= KINDS[ cores ] or n < 30, f"the programs missed kinds: {st['kinds']}"
 

@@ -110,6 +110,21 @@ def test_report_refuses_bad_settings( capsys ):
   assert "--set cores is not allowed" in err and err.count( "dfx report: error:" ) == 2
 
 
+def test_paper_scaling_times_only_its_own_steps( built, tmp_path ):
+  """The demo's comparison (`paper_scaling`, compute=True) on an empty
+  cache times (b)'s steps and nothing else, and gives the numbers the
+  whole report gives; then it reads them back without timing."""
+  from pymtl_dfx.report import compute
+  cache = sampled.StepCache( tmp_path )
+  rows = compute.paper_scaling( cache, compute=True, plan=TINY )
+  n_steps = sum( len( steps ) for _, _, steps in TINY.scaling_steps() )
+  assert n_steps == len( TINY.cards ) * 4 and len( list( tmp_path.iterdir() ) ) == n_steps
+  report = json.loads( ( built[0] / "results.json" ).read_text() )["scaling"]
+  assert { str( c ): r["cycles"] for c, r in rows.items() } == \
+         { c: r["cycles"] for c, r in report.items() }
+  assert compute.paper_scaling( cache, plan=TINY ) == rows
+
+
 def test_paper_scaling_reads_only_the_cache( tmp_path ):
   from pymtl_dfx.perf.sampled import NotCached
   from pymtl_dfx.report import compute

@@ -67,11 +67,9 @@ class ReadEngineCL:
   def mode( s ):
     return s.modes[ 1 if s.tile else 0 ]
 
-  def req_val( s, c ):
-    return s.busy and s.rq and s.na[c] < s.end
-
   def req_vals( s ):
-    """req_val of every channel."""
+    """Per channel: a read request is up (an address of the segment not yet
+    asked for)."""
     if not ( s.busy and s.rq ):
       return [ False ] * s.C
     end = s.end
