@@ -27,9 +27,10 @@ from fractions import Fraction
 
 FP16_BITS = 16
 FP16_BYTES = FP16_BITS // 8
-MEM_WORD_BYTES = 64      # the ISA's external address unit: one 512-bit beat
-MEM_WORD_BITS = MEM_WORD_BYTES * 8
-MEM_WORD_ELEMS = MEM_WORD_BYTES // FP16_BYTES
+# The widest memory word: one 512-bit beat of an HBM or DDR port, the ISA's
+# external address unit at the paper's d.  `DFXConfig.mem_word_elems` is the
+# word a configuration uses.
+MAX_MEM_WORD_BYTES = 64
 
 
 class ConfigError(ValueError):
@@ -89,7 +90,9 @@ class DFXConfig:
   cores        FPGAs (one compute core each) on the ring
   clock_mhz    kernel clock
   hbm_channels HBM pseudo-channels the DMA reads in parallel
-  hbm_channel_bits  bits each channel delivers per kernel cycle
+  hbm_channel_bits  bits each channel delivers per kernel cycle (at most
+               512; a port moves at most one memory word, `mem_word_elems`,
+               a cycle, so below d=32 the narrower word binds)
   hbm_channel_mb    capacity of one pseudo-channel
   Costs of the U280 system (defaults: public measurements, docs/perf.md
   "Costs of the U280 system" gives each source and why it applies):
@@ -195,6 +198,10 @@ class DFXConfig:
       _check(errors, "hbm_channel_bits", self.hbm_channel_bits,
              self.hbm_channel_bits % FP16_BITS == 0,
              f"must be a multiple of {FP16_BITS}")
+      _check(errors, "hbm_channel_bits", self.hbm_channel_bits,
+             self.hbm_channel_bits <= MAX_MEM_WORD_BYTES * 8,
+             f"must be at most {MAX_MEM_WORD_BYTES * 8}: a channel port moves one memory "
+             "word a cycle")
     _raise_if(errors, "DFXConfig")
 
   # Derived quantities: the only place they are computed.
@@ -278,20 +285,36 @@ class DFXConfig:
     return self.ddr_gbps * 1e9 / (self.clock_mhz * 1e6)
 
   @property
+  def mem_word_elems(self) -> int:
+    """FP16 elements of one memory word: the unit of every HBM and DDR
+    address, what one channel port moves per cycle at most, and what the
+    DMA reads and writes.  512 bits, or one register entry when d is
+    smaller, so that an entry is always whole words."""
+    return min(self.d, MAX_MEM_WORD_BYTES // FP16_BYTES)
+
+  @property
+  def mem_word_bits(self) -> int:
+    return self.mem_word_elems * FP16_BITS
+
+  @property
+  def mem_word_bytes(self) -> int:
+    return self.mem_word_elems * FP16_BYTES
+
+  @property
   def hbm_port_words_per_cycle(self) -> Fraction:
-    """64-byte words one HBM port takes per kernel cycle (the kernel side:
-    1 at the paper's 512 bits)."""
-    return Fraction(self.hbm_channel_bits, MEM_WORD_BITS)
+    """Memory words one HBM port takes per kernel cycle (the kernel side:
+    1 at the paper's 512 bits; a port moves at most one word a cycle)."""
+    return min(Fraction(1), Fraction(self.hbm_channel_bits, self.mem_word_bits))
 
   @property
   def hbm_words_per_channel_cycle(self) -> Fraction:
-    """64-byte memory words one HBM pseudo-channel delivers per kernel
+    """Memory words one HBM pseudo-channel delivers per kernel
     cycle, exactly: the port's rate or the pseudo-channel's measured
     `hbm_channel_gbps`, whichever is lower (at 200 MHz x 64 B = 12.8 GB/s
     the port binds: 1 word)."""
     gbps = Fraction(self.hbm_channel_gbps).limit_denominator(10**6)
     return min(self.hbm_port_words_per_cycle,
-               gbps * 1000 / (self.clock_mhz * MEM_WORD_BYTES))
+               gbps * 1000 / (self.clock_mhz * self.mem_word_bytes))
 
   @property
   def hbm_channel_efficiency(self) -> Fraction:
@@ -300,10 +323,10 @@ class DFXConfig:
 
   @property
   def ddr_words_per_cycle(self) -> Fraction:
-    """64-byte words DDR moves per kernel cycle, exactly: 33 GB/s at 200 MHz
-    is 165 bytes, 165/64 words."""
+    """Memory words DDR moves per kernel cycle, exactly: 33 GB/s at 200 MHz
+    is 165 bytes, 165/64 words of 64 bytes."""
     gbps = Fraction(self.ddr_gbps).limit_denominator(10**6)
-    return gbps * 1000 / (self.clock_mhz * MEM_WORD_BYTES)
+    return gbps * 1000 / (self.clock_mhz * self.mem_word_bytes)
 
   @property
   def ddr_channels(self) -> int:

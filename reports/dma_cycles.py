@@ -29,7 +29,7 @@ from pymtl3 import *  # noqa: E402,F403
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL  # noqa: E402
 
 from pymtl_dfx.atomic import write_text  # noqa: E402
-from pymtl_dfx.config import FP16_BYTES, MEM_WORD_BYTES, DFXConfig  # noqa: E402
+from pymtl_dfx.config import FP16_BYTES, DFXConfig  # noqa: E402
 from pymtl_dfx.isa import DmaOp as D, encode, make  # noqa: E402
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done  # noqa: E402
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream  # noqa: E402
@@ -180,7 +180,7 @@ def rows( cfg, skip_matrix, rtl_max ):
 def table( cfg, skip_matrix=False, rtl_max=-1 ):
   g = geometry( cfg )
   lines = [
-    f"config: d={cfg.d}, l={cfg.l}, {cfg.hbm_channels} HBM channels x {MEM_WORD_BYTES} B "
+    f"config: d={cfg.d}, l={cfg.l}, {cfg.hbm_channels} HBM channels x {cfg.mem_word_bytes} B "
     f"(peak {cfg.hbm_bytes_per_cycle:,} B/cycle), HBM latency {cfg.hbm_latency_cycles} cycles, "
     f"DDR {cfg.ddr_channels} ports at {cfg.ddr_words_per_channel_cycle} words/cycle, latency "
     f"{cfg.ddr_latency_cycles}; entry {g.entry_words} words, tile {g.tile_words} words",

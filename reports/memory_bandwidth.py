@@ -24,7 +24,7 @@ ROOT = pathlib.Path( __file__ ).resolve().parent.parent
 sys.path.insert( 0, str( ROOT ) )
 
 from pymtl_dfx.atomic import write_text  # noqa: E402
-from pymtl_dfx.config import MEM_WORD_BYTES, DFXConfig  # noqa: E402
+from pymtl_dfx.config import DFXConfig  # noqa: E402
 from pymtl_dfx.testing.memory_harness import run_memory, streaming_reads  # noqa: E402
 from pymtl_dfx.units.memory.msgs import memory_spec  # noqa: E402
 
@@ -63,8 +63,8 @@ def table( cfg, n, rtl, few ):
       opts = { "test_verilog": "zeros" } if level == "rtl" else None
       wpc, lat, cycles, secs = measure( spec, n, level, opts )
       lines.append( f"| {name} | {level}{' (Verilator)' if opts else ''} | {spec.channels} | "
-                    f"{spec.words_per_cycle} | {lat} | {wpc:.3f} | {wpc * MEM_WORD_BYTES:.1f} | "
-                    f"{peak:g} | {wpc * MEM_WORD_BYTES / peak:.1%} | {cycles} | {secs:.1f} |" )
+                    f"{spec.words_per_cycle} | {lat} | {wpc:.3f} | {wpc * cfg.mem_word_bytes:.1f} | "
+                    f"{peak:g} | {wpc * cfg.mem_word_bytes / peak:.1%} | {cycles} | {secs:.1f} |" )
   return "\n".join( lines )
 
 

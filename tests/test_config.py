@@ -19,7 +19,8 @@ def test_defaults_are_the_papers():
 @pytest.mark.parametrize( "field,value,why", [
   ( "d", 48, "power of two" ), ( "l", 0, "positive" ), ( "cores", -1, "positive" ),
   ( "clock_mhz", 2.5, "integer" ), ( "ddr_gbps", 0, "positive number" ),
-  ( "hbm_channel_bits", 500, "multiple of 16" ), ( "vreg_entries", 1000, "power of two" ),
+  ( "hbm_channel_bits", 500, "multiple of 16" ),
+  ( "hbm_channel_bits", 1024, "at most 512" ), ( "vreg_entries", 1000, "power of two" ),
 ] )
 def test_invalid_dfx_values_name_the_field( field, value, why ):
   with pytest.raises( ConfigError, match=rf"{field}={value!r}.*{why}" ):

@@ -41,8 +41,7 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..compiler import stats as S
-from ..config import MEM_WORD_ELEMS
-from ..units.memory.msgs import ALL_ELEMS
+from ..units.memory.msgs import words_to_array, write_requests
 from ..core.Core import CORE_LEVELS, prepare_sim
 from ..funcsim.ApplianceFunc import ApplianceFunc
 from ..gpt2.decoding import decode_loop, greedy_token
@@ -167,11 +166,17 @@ class _VerilatedSteps:
   then inputs and the combinational evaluation, then the outputs the host
   reads), so a step takes the same cycles either way; the other inputs
   keep the values pymtl3 left (no host request, responses taken), which is
-  what the idle host drivers would drive."""
+  what the idle host drivers would drive.  A cycle is two evaluations of
+  the model, not pymtl3's three: the rising edge, then the new inputs with
+  the clock low (pymtl3's `seq_eval` evaluates at clock low before the edge
+  although no input changed since its `comb_eval`); each evaluation also
+  recomputes the logic fed by the top's inputs (the memories' host ports).
+  The progress of a core is reported only in cycles with a handshake."""
 
   def __init__( s, dut, n ):
     s.m, lib = dut._ffi_m, dut._ffi_inst
-    s.seq_eval, s.comb_eval = lib.seq_eval, lib.comb_eval
+    s.eval = lib.comb_eval            # one model->eval()
+    s.clk = s.m.clk
     s.n = n
     s.msg = [ getattr( s.m, _vl( "inst__msg" ) )[i] for i in range( n ) ]
     s.val = [ getattr( s.m, _vl( "inst__val" ) )[i] for i in range( n ) ]
@@ -189,13 +194,17 @@ class _VerilatedSteps:
     ptr = [ 0 ] * n
     offered = [ False ] * n        # inst val in the last combinational evaluation
     taken = [ False ] * n
-    seq_eval, comb_eval, m = s.seq_eval, s.comb_eval, s.m
+    ev, m, clk = s.eval, s.m, s.clk
+    issued, retired = s.issued, s.retired
+    clk[0] = 0
+    ev( m )
     k = 0
     while True:
       for i in range( n ):                 # clock edge
         if taken[i]:
           ptr[i] += 1
-      seq_eval( m )
+      clk[0] = 1
+      ev( m )
       for i in range( n ):                 # inputs
         if ptr[i] < len( words[i] ):
           if taken[i] or not offered[i]:
@@ -207,17 +216,23 @@ class _VerilatedSteps:
         elif offered[i]:
           s.val[i][0] = 0
           offered[i] = False
-      comb_eval( m )
+      clk[0] = 0
+      ev( m )
       done = True
       for i in range( n ):                 # outputs
         taken[i] = offered[i] and s.rdy[i][0]
-        tracks[i].cycle( k, s.issued[i][0], s.retired[i][0] )
+        if issued[i][0] or retired[i][0]:
+          tracks[i].cycle( k, issued[i][0], retired[i][0] )
         done = done and s.idle[i][0] and ptr[i] >= len( words[i] )
       k += 1
       if done:
         break
       if k >= limit:
+        for t in tracks:
+          t.close( k )
         raise StepTimeout( stuck( limit, [ len( w ) - p for w, p in zip( words, ptr ) ] ) )
+    for t in tracks:
+      t.close( k )
     return k
 
 
@@ -236,7 +251,9 @@ def add_host_step( cfg, cycles, per_class ):
 class _Progress:
   """Completion of one core's program from its issue / done handshakes: a
   unit answers in order, so its k-th done token completes its k-th
-  instruction of the program."""
+  instruction of the program.  Between two handshakes nothing it counts
+  changes, so a caller may report only the cycles with one (`cycle`) and
+  then `close` the step: the counts are those of a call every cycle."""
 
   def __init__( s, units, classes ):
     s.classes = classes
@@ -246,6 +263,7 @@ class _Progress:
     s.cycles = dict.fromkeys( S.CYCLE_CLASSES, 0 )
     s.busy = [ 0 ] * len( UNITS )
     s.last_done = 0          # cycle (within the step) of the last completion
+    s.counted = 0            # cycles counted so far
     s.n = len( units )
     s._oldest()
 
@@ -253,13 +271,21 @@ class _Progress:
     s.oldest = min( ( p[r] for p, r in zip( s.pcs, s.retired ) if r < len( p ) ), default=None )
     s.cls = s.classes[ s.n - 1 if s.oldest is None else s.oldest ] if s.n else None
 
+  def close( s, k ):
+    """Count cycles up to (not including) k with the state as it is."""
+    dt = k - s.counted
+    if dt > 0:
+      if s.cls is not None:
+        s.cycles[ s.cls ] += dt
+      for u in range( len( UNITS ) ):
+        if s.issued[u] > s.retired[u]:
+          s.busy[u] += dt
+      s.counted = k
+
   def cycle( s, k, issued, retired ):
-    """Cycle k of the step; issued / retired: this cycle's handshake bits."""
-    if s.cls is not None:
-      s.cycles[ s.cls ] += 1
-    for u in range( len( UNITS ) ):
-      if s.issued[u] > s.retired[u]:
-        s.busy[u] += 1
+    """Cycle k of the step; issued / retired: this cycle's handshake bits
+    (cycles since the last call had none)."""
+    s.close( k + 1 )
     if issued:
       for u in range( len( UNITS ) ):
         s.issued[u] += issued >> u & 1
@@ -341,11 +367,8 @@ class Host:
     for i, ( hbm, ddr ) in enumerate( s.model.images ):
       for m, img in ( ( "hbm", hbm ), ( "ddr", ddr ) ):
         port = getattr( top, m )[i]
-        Req = port.Req
-        bits = np.ascontiguousarray( img ).view( "<u2" )
         port.got.clear()
-        port.q.extend( Req( 1, a, ALL_ELEMS, int.from_bytes( bits[a].tobytes(), "little" ) )
-                       for a in range( img.shape[0] ) )
+        port.q.extend( write_requests( port.Req, img ) )
         want.append( ( port, img.shape[0] ) )
     limit = 100 * sum( n for _, n in want ) + 10_000
     s.load_cycles = s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
@@ -360,8 +383,7 @@ class Host:
       port.q.extend( Req( 0, addr + k, 0, 0 ) for k in range( n_words ) )
     s.readback_cycles += s._tick_until( lambda: all( len( p.got ) >= n_words for p in top.ddr ),
                                         100 * n_words + 10_000, "reading the logits" )
-    return [ np.frombuffer( b"".join( w.to_bytes( 64, "little" ) for w in p.got ),
-                            "<u2" ).view( F16 ) for p in top.ddr ]
+    return [ words_to_array( p.got, s.model.dfx.mem_word_elems ).reshape( -1 ) for p in top.ddr ]
 
   # -- programs -------------------------------------------------------------------
 
@@ -369,7 +391,7 @@ class Host:
     """Raise ProgramError if an instruction reaches past the register file
     or the modelled memories (which would alias, not fail)."""
     cfg = s.model.dfx
-    EW = cfg.d // MEM_WORD_ELEMS
+    EW = cfg.d // cfg.mem_word_elems
     for pc, inst in enumerate( prog ):
       op, kind = op_of( inst ), Kind( int( inst.hdr.kind ) )
       fp = footprint_of( inst, op, kind, cfg.d, cfg.cores )
@@ -489,7 +511,7 @@ class Host:
     if s.level == "func":
       parts = [ ddr[ addr: ].reshape( -1 )[ :seg ] for _, ddr in s.model.images ]
     else:
-      parts = [ p[ :seg ] for p in s._read_ddr( addr, -( -seg // MEM_WORD_ELEMS ) ) ]
+      parts = [ p[ :seg ] for p in s._read_ddr( addr, -( -seg // s.model.dfx.mem_word_elems ) ) ]
     return np.concatenate( parts )[ :s.model.gpt.vocab_size ].copy()
 
   def results( s ):

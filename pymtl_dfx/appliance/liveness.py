@@ -3,7 +3,6 @@ from its programs, and the report it gives when a step hits it.  The host
 (every level) and the performance model share both, so a deadlock is a
 clear error naming each core's stuck instruction, never a hang."""
 
-from ..config import MEM_WORD_ELEMS
 from ..isa import Kind, format_inst, op_of
 from ..units.control.ControlUnitFL import UNITS
 
@@ -23,7 +22,7 @@ def cycle_limit( cfg, specs, progs ):
     for inst in prog:
       kind, op = Kind( int( inst.hdr.kind ) ), op_of( inst )
       if kind == Kind.DMA:
-        n += int( inst.vecs ) * cfg.d // MEM_WORD_ELEMS
+        n += int( inst.vecs ) * cfg.d // cfg.mem_word_elems
       elif kind == Kind.ROUTER:
         n += cfg.cores * int( inst.len ) // cfg.router_words + cfg.cores * lat
       elif op.on_vpu:

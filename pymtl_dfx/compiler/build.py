@@ -24,7 +24,7 @@ class CompiledModel:
   gpt: GPT2Config
   dfx: DFXConfig
   layout: dict
-  images: list            # [(hbm, ddr)] per core, [words, 32] FP16
+  images: list            # [(hbm, ddr)] per core, [words, dfx.mem_word_elems] FP16
 
   @property
   def cores( s ):

@@ -3,11 +3,10 @@
 import numpy as np
 
 from .. import numerics
-from .partition import WORD_BYTES, Partition
+from .partition import Partition
 from .tiling import to_grid
 
 F16 = np.float16
-WORD_ELEMS = WORD_BYTES // 2
 
 
 def _columns( w, lo, hi, seg ):
@@ -29,15 +28,16 @@ def _qkv_columns( w, part, core ):
 
 
 class _Image:
-  def __init__( s, words ):
-    s.mem = np.zeros( ( words, WORD_ELEMS ), F16 )
+  def __init__( s, words, elems ):
+    s.mem = np.zeros( ( words, elems ), F16 )
 
   def put( s, addr, values ):
+    E = s.mem.shape[1]
     flat = np.asarray( values, F16 ).reshape( -1 )
-    n_words = -( -flat.size // WORD_ELEMS )
-    buf = np.zeros( n_words * WORD_ELEMS, F16 )
+    n_words = -( -flat.size // E )
+    buf = np.zeros( n_words * E, F16 )
     buf[ :flat.size ] = flat
-    s.mem[ addr: addr + n_words ] = buf.reshape( n_words, WORD_ELEMS )
+    s.mem[ addr: addr + n_words ] = buf.reshape( n_words, E )
 
 
 def _rows_padded( m, d ):
@@ -49,13 +49,13 @@ def _rows_padded( m, d ):
 
 
 def build_images( weights16, dfx, layout, core ):
-  """(hbm, ddr) arrays of shape [words, 32] FP16 for one core."""
+  """(hbm, ddr) arrays of shape [words, dfx.mem_word_elems] FP16 for one core."""
   gpt = weights16.config
   part = Partition( gpt, dfx, layout["cores"] )
   d, l = dfx.d, dfx.l
   mats = layout["hbm"]["matrices"]
-  hbm = _Image( layout["hbm"]["words"] )
-  ddr = _Image( layout["ddr"]["words"] )
+  hbm = _Image( layout["hbm"]["words"], dfx.mem_word_elems )
+  ddr = _Image( layout["ddr"]["words"], dfx.mem_word_elems )
   regions = layout["ddr"]["regions"]
 
   def stream( name, w ):

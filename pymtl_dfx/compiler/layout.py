@@ -5,7 +5,8 @@ file to every level and to the FPGA host, and the per-step program emitter
 needs nothing else.
 
 Units: register addresses are entries of d elements; HBM/DDR addresses are
-64-byte words (`partition.WORD_BYTES`); sizes of weight streams are d-element
+memory words (`DFXConfig.mem_word_elems` elements; a d-element vector is
+`vec_words` of them); sizes of weight streams are d-element
 vectors.
 
 HBM (per core), in the order the DMA streams it:
@@ -23,7 +24,7 @@ DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
 """
 
 from ..config import DFXConfig, GPT2Config
-from .partition import WORD_BYTES, Partition
+from .partition import Partition
 from .tiling import band_width, ceil_div, stream_vectors
 
 
@@ -41,8 +42,8 @@ class Allocator:
     return s.regions[ name ]
 
 
-def words_of_vectors( n_vectors, d ):
-  return n_vectors * 2 * d // WORD_BYTES
+def words_of_vectors( n_vectors, dfx ):
+  return n_vectors * ( dfx.d // dfx.mem_word_elems )
 
 
 def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):
@@ -52,7 +53,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   E, hd, Hc = gpt.n_embd, gpt.head_dim, part.heads_per_core
   T = max_tokens or gpt.n_positions
   ents = lambda n: ceil_div( n, d )                       # noqa: E731
-  vec_words = words_of_vectors( 1, d )
+  vec_words = words_of_vectors( 1, dfx )
 
   # register file (entries)
   rf = Allocator()
@@ -80,7 +81,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   def matrix( name, rows, cols ):
     band = band_width( cols, l, dfx.psum_entries )
     n = stream_vectors( rows, cols, d, l )
-    mats[ name ] = dict( addr=hbm.take( name, words_of_vectors( n, d ) ),
+    mats[ name ] = dict( addr=hbm.take( name, words_of_vectors( n, dfx ) ),
                          rows=rows, cols=cols, band=band, vecs=n )
 
   for i in range( gpt.n_layer ):
@@ -94,25 +95,25 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   kv = {}
   for i in range( gpt.n_layer ):
     for j in range( Hc ):
-      kv[ f"h{i}.k{j}" ] = hbm.take( f"h{i}.k{j}", words_of_vectors( k_vecs, d ) )
-      kv[ f"h{i}.v{j}" ] = hbm.take( f"h{i}.v{j}", words_of_vectors( v_vecs, d ) )
+      kv[ f"h{i}.k{j}" ] = hbm.take( f"h{i}.k{j}", words_of_vectors( k_vecs, dfx ) )
+      kv[ f"h{i}.v{j}" ] = hbm.take( f"h{i}.v{j}", words_of_vectors( v_vecs, dfx ) )
 
   # DDR (words)
   ddr = Allocator()
-  row_words = words_of_vectors( ents( E ), d )
+  row_words = words_of_vectors( ents( E ), dfx )
   ddr.take( "wte", gpt.vocab_size * row_words )
   ddr.take( "wpe", gpt.n_positions * row_words )
   for i in range( gpt.n_layer ):
     for name in ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
       ddr.take( f"h{i}.{name}", row_words )
-    ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), d ) )
-    ddr.take( f"h{i}.b_o", words_of_vectors( ents( part.attn_proj.seg ), d ) )
-    ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), d ) )
-    ddr.take( f"h{i}.b_m", words_of_vectors( ents( part.mlp_proj.seg ), d ) )
+    ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
+    ddr.take( f"h{i}.b_o", words_of_vectors( ents( part.attn_proj.seg ), dfx ) )
+    ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), dfx ) )
+    ddr.take( f"h{i}.b_m", words_of_vectors( ents( part.mlp_proj.seg ), dfx ) )
   ddr.take( "ln_f.g", row_words )
   ddr.take( "ln_f.b", row_words )
   ddr.take( "consts", 2 * vec_words )
-  ddr.take( "logits", words_of_vectors( ents( part.vocab.seg ), d ) )
+  ddr.take( "logits", words_of_vectors( ents( part.vocab.seg ), dfx ) )
 
   return dict(
     cores=cores, max_tokens=T, d=d, l=l, psum_entries=dfx.psum_entries,

@@ -11,7 +11,6 @@ and what to change.
 
 Limits (one `CompileError` lists every one that fails):
 
-  memory word      d is whole 64-byte memory words (`check_dma_config`)
   head_dim         each head starts on a register entry: head_dim % d == 0
   core count       the ring: 1..255 cores (`check_router_params`, an 8-bit
                    packet source); DFXConfig.cores must be the compiled
@@ -43,10 +42,10 @@ width fit it.
 
 from types import SimpleNamespace
 
-from ..config import MEM_WORD_BYTES, ConfigError
+from ..config import ConfigError
 from ..isa import check_config_fits
 from ..isa.fields import POS, VECS
-from ..units.dma.msgs import DMAConfigError, check_dma_config
+from ..units.dma.msgs import DMAConfigError
 from ..units.memory.msgs import memory_spec
 from ..units.regfile.ports import RFMError, check_rfm_params, matrix_error
 from ..units.router.RouterRTL import check_router_params
@@ -72,8 +71,6 @@ def shape_errors( gpt, dfx, cores ):
   """The limits that must hold before the model can be partitioned at all
   (`partition.Partition` raises them)."""
   errors = []
-  _unit_check( errors, "memory word", "choose d = 32, 64, 128, ... (a 64-byte memory word is 32 FP16 elements)",
-               check_dma_config, dfx )
   hd, d = gpt.head_dim, dfx.d
   if hd % d:
     errors.append( f"head_dim: head_dim={hd} (n_embd={gpt.n_embd} / n_head={gpt.n_head}) "
@@ -159,14 +156,10 @@ def check_limits( gpt, dfx, cores, layout ):
         "raise hbm_channel_mb or hbm_channels, use more cores or compile a shorter context" ),
       ( "ddr", layout["ddr"]["words"], "embeddings, LayerNorm parameters and biases",
         "use a smaller model (the DDR address is EXT_BITS wide)" ) ):
-    try:
-      spec = memory_spec( dfx, mem )
-    except ValueError as e:
-      errors.append( f"memory channel width: {e}" )
-      continue
+    spec = memory_spec( dfx, mem )
     if used > spec.words:
       errors.append( f"{spec.name} capacity: {what} need {used} "
-                     f"words ({used * MEM_WORD_BYTES / 2**30:.3f} GiB), {spec.name} holds {spec.words} "
-                     f"({spec.words * MEM_WORD_BYTES / 2**30:.3f} GiB); {fix}" )
+                     f"words ({used * dfx.mem_word_bytes / 2**30:.3f} GiB), {spec.name} holds {spec.words} "
+                     f"({spec.words * dfx.mem_word_bytes / 2**30:.3f} GiB); {fix}" )
   if errors:
     raise CompileError( "cannot compile for DFX: " + "; ".join( errors ) )

@@ -13,12 +13,9 @@ cores become all-zero heads at the end.
 import math
 from dataclasses import dataclass
 
-from ..config import MEM_WORD_BYTES, DFXConfig, GPT2Config
+from ..config import DFXConfig, GPT2Config
 from .limits import CompileError, shape_errors
 from .tiling import ceil_div
-
-# An HBM/DDR address counts 64-byte words (one 512-bit channel beat).
-WORD_BYTES = MEM_WORD_BYTES
 
 
 def round_up( n, m ):

@@ -7,7 +7,7 @@ from ..units.dma.semantics import dma_op
 class DMAFunc( StreamOpFL ):
   """DMA: HBM/DDR <-> register file, and HBM -> the MPU's weight stream.
 
-  `hbm` and `ddr` are the core's memory images ([words, 32] FP16 arrays)."""
+  `hbm` and `ddr` are the core's memory images ([words, mem_word_elems] FP16 arrays)."""
 
   def construct( s, cfg, rf, hbm, ddr, stream ):
     s.hbm, s.ddr = hbm, ddr

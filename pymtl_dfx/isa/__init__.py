@@ -21,8 +21,8 @@ Assembly syntax, one instruction per line, `#` comments:
   conv1d   v12, v0, rows=768 cols=2304 bias=v40 post=gelu chain
   sync     v40, len=192
 
-Registers are `v<entry>` (entries of d elements), external addresses are 64-byte
-words, lengths are elements except DMA `vecs` (d-element vectors).  See
+Registers are `v<entry>` (entries of d elements), external addresses are memory
+words (64 bytes; one register entry when d < 32), lengths are elements except DMA `vecs` (d-element vectors).  See
 docs/isa.md for every opcode and field.
 
 Units: a scalar is element 0 of an entry; results are written as whole
@@ -34,7 +34,7 @@ from .codec import (IsaError, decode, encode, fp16_bits, fp16_value, make,
                     op_of, program_from_bytes, program_to_bytes, read_program,
                     validate, write_program)
 from .doc import doc_table
-from .fields import EXT_WORD_BYTES, FIELDS, INST_BITS, INST_BYTES
+from .fields import FIELDS, INST_BITS, INST_BYTES
 from .formats import (FORMATS, HEADER_LO, DmaInst, Header, InstBits,
                       MatrixInst, RouterInst, VectorInst, check_config_fits,
                       format_of, layout, ops_of, used_slots)

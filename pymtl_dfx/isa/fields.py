@@ -11,9 +11,9 @@ Units (the same for every instruction):
   vector register address  entries of d FP16 elements; `v12` is entry 12
   element count            FP16 elements (rows, cols, len, mask)
   vector count             d-element vectors, 2*d bytes each (DMA `vecs`)
-  external address         64-byte words, i.e. byte address / 64, in HBM for
-                           HBM_* and in DDR for DDR_*; one 64-byte word is
-                           one 512-bit HBM channel beat
+  external address         memory words (`DFXConfig.mem_word_bytes`: 64 bytes,
+                           one 512-bit HBM channel beat, or 2*d bytes when
+                           d < 32) in HBM for HBM_* and in DDR for DDR_*
   scalar                   element 0 of an entry (`dst[0]`)
 """
 
@@ -22,7 +22,7 @@ from typing import Callable, Optional
 
 from pymtl3 import mk_bits
 
-from pymtl_dfx.config import FP16_BITS, MEM_WORD_BYTES
+from pymtl_dfx.config import FP16_BITS
 
 from .opcodes import DmaOp, PostOp
 
@@ -34,8 +34,7 @@ OPCODE_BITS = 5
 VREG_BITS = 12     # 4096 entries; the paper's 2048 need 11
 ELEMS_BITS = 19    # a vector filling a 4096 x 64 or 2048 x 128 register file
 VECS_BITS = 20     # one DMA can stream a whole weight matrix (1M vectors)
-EXT_BITS = 32      # 64-byte words: 256 GiB of HBM or DDR
-EXT_WORD_BYTES = MEM_WORD_BYTES
+EXT_BITS = 32      # memory words: 256 GiB of HBM or DDR in 64-byte words
 POS_BITS = 16      # token positions (GPT-2 has 1024)
 POST_BITS = 2
 
@@ -83,9 +82,9 @@ VECS   = Role("vecs", VECS_BITS, "VECS_BITS", "int",
               need_doc="vreg_entries (the whole register file in one "
                        "transfer)")
 EXT    = Role("ext", EXT_BITS, "EXT_BITS", "addr",
-              f"{EXT_WORD_BYTES}-byte words of HBM or DDR",
-              need=lambda c: c.hbm_bytes // EXT_WORD_BYTES - 1,
-              need_doc=f"hbm_bytes / {EXT_WORD_BYTES} - 1 (the last word "
+              "memory words of HBM or DDR (DFXConfig.mem_word_bytes)",
+              need=lambda c: c.hbm_bytes // c.mem_word_bytes - 1,
+              need_doc="hbm_bytes / mem_word_bytes - 1 (the last word "
                        "of HBM)")
 POS    = Role("pos", POS_BITS, "POS_BITS", "int", "token position")
 FP16   = Role("fp16", FP16_BITS, "FP16_BITS", "fp16",

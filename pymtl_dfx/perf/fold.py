@@ -192,6 +192,7 @@ def jump( app, tracks, layers, k, before, after, S ):
       t.cycles[ cls ] += S * ( c1[ cls ] - c0[ cls ] )
     c.stalls.advance( S, w0, w1 )
     t.last_done += S * dk      # the last completion, as many stretches on
+    t.counted += S * dk        # the jumped cycles are in t.cycles and t.busy
     t._oldest()
   return k + S * dk
 

@@ -20,13 +20,13 @@ import numpy as np
 from pymtl3 import DefaultPassGroup
 
 from ..compiler.build import compile_model
-from ..config import DFXConfig, GPT2Config, MEM_WORD_ELEMS
+from ..config import DFXConfig, GPT2Config
 from ..core.Core import Core, prepare_sim, resolve_levels
 from ..gpt2 import random_weights
 from ..isa import assemble, encode
 from ..isa.asm import format_inst
 from ..units.control.msgs import InstMsg
-from ..units.memory.msgs import ALL_ELEMS
+from ..units.memory.msgs import write_requests
 
 GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
 TOKEN = 5
@@ -34,17 +34,24 @@ MAX_TOKENS = 4
 F16 = np.float16
 
 
-# the memories' rows per channel of the whole test appliance (test_core_e2e,
-# the random programs): one Verilator model for all of them
-DEPTHS = dict( hbm_depth=1024, ddr_depth=128 )
+# The small appliances, by d: (DFXConfig fields besides d, the memories' rows
+# per channel).  d=32 has the widest memory word (512 bits) and runs every
+# test_core_e2e case and the random programs: one Verilator model for all
+# of them.  d=8, l=4 is a narrow core: a memory word is one register entry
+# (128 bits), so the images take 4x the words (4x the HBM rows), and the x
+# buffer holds 256 rows in entries of 8 (mreg_entries=64).
+SMALL = {
+  32: ( dict( l=8, mreg_entries=16 ), dict( hbm_depth=1024, ddr_depth=128 ) ),
+  8:  ( dict( l=4, mreg_entries=64 ), dict( hbm_depth=4096, ddr_depth=128 ) ),
+}
+DEPTHS = SMALL[32][1]
 
 
-def dfx_config( cores=1 ):
-  """The small appliance's (test_core_e2e, the random programs): d=32 (the
-  DMA's smallest entry), small buffers and 4 HBM channels so the RTL and
-  its Verilator build stay small."""
-  return DFXConfig( d=32, l=8, cores=cores, hbm_channels=4, vreg_entries=256,
-                    mreg_entries=16, psum_entries=16 )
+def dfx_config( cores=1, d=32 ):
+  """A small appliance's config (test_core_e2e, the random programs): small
+  buffers and 4 HBM channels so the RTL and its Verilator build stay small."""
+  return DFXConfig( d=d, cores=cores, hbm_channels=4, vreg_entries=256, psum_entries=16,
+                    **SMALL[d][0] )
 
 
 @functools.lru_cache( maxsize=None )
@@ -74,7 +81,7 @@ def layer_program():
   n = GPT.n_embd // cm.dfx.d
   addr = cm.layout["ddr"]["regions"]["logits"]
   prog += assemble( f"ddr_write v{resid}, {addr}, vecs={n}" )
-  return prog, ( addr, n * cm.dfx.d // MEM_WORD_ELEMS )
+  return prog, ( addr, n * cm.dfx.d // cm.dfx.mem_word_elems )
 
 
 def _depth( words, channels ):
@@ -111,9 +118,7 @@ def run_layer( levels=None, max_cycles=200_000 ):
 
   # load both images through the host ports
   for port, img in ( ( top.hbm[0], hbm_img ), ( top.ddr[0], ddr_img ) ):
-    bits = np.ascontiguousarray( img ).view( "<u2" )
-    port.q.extend( port.Req( 1, a, ALL_ELEMS, int.from_bytes( bits[a].tobytes(), "little" ) )
-                   for a in range( img.shape[0] ) )
+    port.q.extend( write_requests( port.Req, img ) )
   tick_until( lambda: len( top.hbm[0].got ) >= hbm_img.shape[0] and
                       len( top.ddr[0].got ) >= ddr_img.shape[0], "loading the images" )
 

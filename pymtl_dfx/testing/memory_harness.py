@@ -18,7 +18,6 @@ from pymtl3 import *
 from .harness import _plain_opts, elaborate_for, run_until_done
 from .src_sink import CheckSinkRTL, DelaySourceRTL
 from .with_memories import MODELS
-from ..units.memory.msgs import ALL_ELEMS
 from ..units.memory.ports import mk_host_types
 
 def _before( sink, cycle ):
@@ -104,7 +103,7 @@ def streaming_reads( spec, depth, n, seed=0 ):
   T, H = spec.types, mk_host_types( spec )
   C = spec.channels
   words = [ rng.getrandbits( T["Resp"].nbits ) for _ in range( C * depth ) ]
-  load = [ ( H["Req"]( 1, a, ALL_ELEMS, w ), H["Resp"]( 0 ) ) for a, w in enumerate( words ) ]
+  load = [ ( H["Req"]( 1, a, spec.all_elems, w ), H["Resp"]( 0 ) ) for a, w in enumerate( words ) ]
   dma = []
   for c in range( C ):
     rows = [ rng.randrange( depth ) for _ in range( n ) ]

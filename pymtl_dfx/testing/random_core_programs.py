@@ -75,17 +75,17 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
-from ..config import MEM_WORD_ELEMS
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
 from ..units.dma.msgs import mk_dma_types
-from ..units.memory.msgs import ALL_ELEMS
+from ..units.memory.msgs import words_to_array, write_requests
 from .core_mixing import DEPTHS, dfx_config
 
 F16 = np.float16
 CFG = dfx_config( 1 )
 HBM_WORDS = DEPTHS["hbm_depth"] * CFG.hbm_channels
 DDR_WORDS = DEPTHS["ddr_depth"] * CFG.ddr_channels
-EW = CFG.d // MEM_WORD_ELEMS        # words per register entry
+WORD_ELEMS = CFG.mem_word_elems
+EW = CFG.d // WORD_ELEMS            # words per register entry
 TW = CFG.l * EW                     # words per d x l tile
 FIFO_TILES = CFG.weight_fifo_entries
 X_ENTRIES = CFG.mreg_entries // 2   # x buffer: a matrix op's ceil(rows/d)
@@ -123,7 +123,7 @@ def ceil_div( a, b ):
 
 class CoreProgram:
   """A program and the memory words it touches.  insts: isa instruction
-  objects in order; init: "hbm"/"ddr" -> [(addr, [n, 32] FP16)], the
+  objects in order; init: "hbm"/"ddr" -> [(addr, [n, WORD_ELEMS] FP16)], the
   contents written first; check: "hbm"/"ddr" -> [(lo, hi)], the word
   ranges compared after the run; window: the register entries (base, n)
   it uses; seed: the contents' RNG seed; kinds: what it exercises."""
@@ -145,15 +145,15 @@ class CoreProgram:
 
 
 def contents( rng, n_words ):
-  """[n_words, 32] FP16 of one region: random normals at a random scale,
+  """[n_words, WORD_ELEMS] FP16 of one region: random normals at a random scale,
   with edge values mixed in at a random rate (none, some, most)."""
-  n = n_words * MEM_WORD_ELEMS
+  n = n_words * WORD_ELEMS
   scale = 2.0 ** rng.integers( -6, 4 )
   x = ( rng.standard_normal( n ) * scale ).astype( F16 ).view( np.uint16 )
   rate = rng.choice( [ 0.0, 0.02, 0.1, 0.5 ], p=[ 0.35, 0.35, 0.2, 0.1 ] )
   pick = rng.random( n ) < rate
   x[ pick ] = rng.choice( EDGE_BITS, int( pick.sum() ) )
-  return x.view( F16 ).reshape( n_words, MEM_WORD_ELEMS )
+  return x.view( F16 ).reshape( n_words, WORD_ELEMS )
 
 
 class _Alloc:
@@ -578,8 +578,8 @@ class FuncRunner:
     from pymtl3 import DefaultPassGroup
     from ..funcsim.ApplianceFunc import ApplianceFunc
     s.cfg = cfg or ring_config( cores )
-    s.mems = [ ( np.zeros( ( HBM_WORDS, MEM_WORD_ELEMS ), F16 ),
-                 np.zeros( ( DDR_WORDS, MEM_WORD_ELEMS ), F16 ) ) for _ in range( cores ) ]
+    s.mems = [ ( np.zeros( ( HBM_WORDS, WORD_ELEMS ), F16 ),
+                 np.zeros( ( DDR_WORDS, WORD_ELEMS ), F16 ) ) for _ in range( cores ) ]
     # readonly_hbm_words=0: the MPU caches no matrix (every region may change)
     s.top = ApplianceFunc( s.cfg, s.mems, 0 )
     s.top.elaborate()
@@ -701,9 +701,7 @@ class StreamRunner:
         port = getattr( s.top, m )[i]
         port.got.clear()
         for a, w in prog.init[m]:
-          bits = _bits( w )
-          port.q.extend( port.Req( 1, a + k, ALL_ELEMS, int.from_bytes( bits[k].tobytes(), "little" ) )
-                         for k in range( len( w ) ) )
+          port.q.extend( write_requests( port.Req, w, a ) )
         want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
     s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
                    100 * sum( n for _, n in want ) + 1_000, "writing the program's memory words" )
@@ -714,9 +712,8 @@ class StreamRunner:
       for m in ( "hbm", "ddr" ):
         st_ = s._stores( m, i )
         C = len( st_ )
-        out[m] = { ( lo, hi ): np.frombuffer( b"".join(
-                     st_[ a % C ].rows[ a // C ].to_bytes( 64, "little" ) for a in range( lo, hi ) ),
-                     "<u2" ).reshape( hi - lo, MEM_WORD_ELEMS ).copy()
+        out[m] = { ( lo, hi ): words_to_array( ( st_[ a % C ].rows[ a // C ] for a in range( lo, hi ) ),
+                                               WORD_ELEMS ).view( "<u2" )
                    for lo, hi in prog.check[m] }
       return out
     for m in ( "hbm", "ddr" ):
@@ -729,8 +726,7 @@ class StreamRunner:
       got, k = port.got, 0
       res = {}
       for lo, hi in prog.check[m]:
-        words = b"".join( w.to_bytes( 64, "little" ) for w in got[ k: k + hi - lo ] )
-        res[ ( lo, hi ) ] = np.frombuffer( words, "<u2" ).reshape( hi - lo, MEM_WORD_ELEMS ).copy()
+        res[ ( lo, hi ) ] = words_to_array( got[ k: k + hi - lo ], WORD_ELEMS ).view( "<u2" )
         k += hi - lo
       out[m] = res
     return out

@@ -39,7 +39,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from pymtl_dfx.compiler.build import plan
 from pymtl_dfx.compiler.emit import StepEmitter
-from pymtl_dfx.config import FP16_BYTES, MEM_WORD_BYTES, DFXConfig, GPT2Config
+from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.isa import DmaOp as D, Kind, decode, encode, format_inst
 from pymtl_dfx.units.control.ControlUnitCL import ControlUnitCL, stall_reasons
 from pymtl_dfx.units.control.ControlUnitFL import UNITS
@@ -347,7 +347,7 @@ def test_a_split_weight_read_deadlocks():
   assert int( first.vecs ) // dfx.l > k
   first.vecs = type( first.vecs )( k * dfx.l )
   rest.vecs = type( rest.vecs )( int( rest.vecs ) - k * dfx.l )
-  rest.addr = type( rest.addr )( int( rest.addr ) + k * dfx.l * dfx.d * FP16_BYTES // MEM_WORD_BYTES )
+  rest.addr = type( rest.addr )( int( rest.addr ) + k * dfx.l * dfx.d // dfx.mem_word_elems )
   split = words[:pc] + [ encode( first ), encode( rest ) ] + words[ pc + 1: ]
   weight_check( split, dfx )
   with pytest.raises( Stuck, match=rf"stuck at pc {pc + 1} \(hbm_read mpu.*dma not ready" ):

@@ -25,10 +25,6 @@ def has( msg, *parts ):
     assert p in msg, f"{p!r} not in: {msg}"
 
 
-def test_memory_word():
-  has( refused( TINY, DFXConfig( d=16, l=4 ) ), "memory word", "d=16", "multiple of 32" )
-
-
 def test_head_dim():
   gpt = GPT2Config( n_embd=96, n_head=3, vocab_size=64, n_positions=32 )
   has( refused( gpt, DFXConfig() ), "head_dim", "head_dim=32", "multiple of d=64" )
@@ -94,11 +90,6 @@ def test_ddr_capacity():
   gpt = GPT2Config( n_layer=1, n_embd=128, n_head=2, vocab_size=1 << 30, n_positions=32 )
   has( refused( gpt, DFXConfig( cores=4 ) ), "DDR capacity", "need 4303356074 words",
        "holds 4294967296" )
-
-
-def test_memory_channel_width():
-  has( refused( TINY, DFXConfig( hbm_channel_bits=1024 ) ), "memory channel width",
-       "hbm_channel_bits" )
 
 
 def test_isa_field_widths():

@@ -51,8 +51,26 @@ def test_head_and_column_padding_for_gpt2_xl():
 def test_unsupported_shapes_are_named():
   with pytest.raises( ConfigError, match="head_dim=16.*multiple of d=64" ):
     Partition( GPT2Config( n_embd=32, n_head=2 ), DFXConfig(), 1 )
-  with pytest.raises( ConfigError, match="d=16.*64-byte" ):
-    Partition( gpt2_preset( "tiny" ), DFXConfig( d=16, l=4 ), 1 )
+
+
+@pytest.mark.parametrize( "d,l,elems", [ ( 4, 4, 4 ), ( 8, 4, 8 ), ( 16, 8, 16 ), ( 64, 16, 32 ) ] )
+def test_memory_word_below_d32_is_one_entry( d, l, elems ):
+  """A memory word is 32 elements, or one register entry when d is smaller:
+  every vector in the layout and the images is whole words."""
+  dfx = DFXConfig( d=d, l=l )
+  assert dfx.mem_word_elems == elems
+  w = random_weights( gpt2_preset( "tiny" ), 0 ).to_fp16()
+  cm = compile_model( w, dfx, 1, max_tokens=8 )
+  assert cm.layout["vec_words"] == d // elems
+  hbm, ddr = cm.images[0]
+  assert hbm.shape == ( cm.layout["hbm"]["words"], elems )
+  assert ddr.shape == ( cm.layout["ddr"]["words"], elems )
+  # the first tile of layer 0's c_attn (one core: columns in model order) is
+  # its first l columns of d rows, column after column, in l*d/E words
+  m = cm.layout["hbm"]["matrices"]["h0.c_attn"]
+  tile = hbm[ m["addr"]: m["addr"] + l * d // elems ].reshape( -1 )
+  want = np.asarray( w.layer( 0, "attn.c_attn.weight" ), np.float16 )[ :d, :l ].T.reshape( -1 )
+  assert np.array_equal( tile.view( np.uint16 ), want.view( np.uint16 ) )
 
 
 def test_layout_fits_and_overflows_clearly():

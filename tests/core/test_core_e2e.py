@@ -3,7 +3,8 @@ units: every level gives the DFX-numerics reference's tokens and final
 logits bit for bit, and every timed level gives CL's cycles, step by step
 and op class by op class.
 
-Cases (one test body):
+Cases (one test body), at d=32 and, on 1 core at fl, cl and rtl, at d=8
+(l=4: a memory word is one 128-bit register entry, `testing.core_mixing.SMALL`):
   fl         every unit FL (untimed: values only)
   cl         every unit CL (the cycle reference)
   rtl        every unit RTL; under --test-verilog the whole appliance (cores,
@@ -45,7 +46,7 @@ from pymtl_dfx.config import GPT2Config
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
 from pymtl_dfx.gpt2.decoding import greedy_token
-from pymtl_dfx.testing.core_mixing import DEPTHS, GPT, dfx_config
+from pymtl_dfx.testing.core_mixing import GPT, SMALL, dfx_config
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 PROMPT = [ 5, 17 ]
@@ -74,17 +75,17 @@ NEW_LONG = 5
 
 
 @functools.lru_cache( maxsize=None )
-def compiled( cores, long=False ):
+def compiled( cores, long=False, d=32 ):
   gpt, prompt, new = ( GPT_LONG, PROMPT_LONG, NEW_LONG ) if long else ( GPT, PROMPT, NEW )
   w = random_weights( gpt, 7 ).to_fp16()
-  return w, compile_model( w, dfx_config( cores ), cores, max_tokens=len( prompt ) + new )
+  return w, compile_model( w, dfx_config( cores, d ), cores, max_tokens=len( prompt ) + new )
 
 
 @functools.lru_cache( maxsize=None )
-def reference( cores, long=False ):
-  w, _ = compiled( cores, long )
+def reference( cores, long=False, d=32 ):
+  w, _ = compiled( cores, long, d )
   prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
-  ref = DFXForward( w, dfx_config( cores ) )
+  ref = DFXForward( w, dfx_config( cores, d ) )
   ref.reset()
   for k, tok in enumerate( prompt ):
     logits = ref.step( tok, logits=( k == len( prompt ) - 1 ) )
@@ -92,15 +93,15 @@ def reference( cores, long=False ):
   while len( tokens ) < new:
     logits = ref.step( tokens[-1] )
     tokens.append( greedy_token( logits ) )
-  assert tokens == generate( DFXForward( w, dfx_config( cores ) ), prompt, new )
+  assert tokens == generate( DFXForward( w, dfx_config( cores, d ) ), prompt, new )
   return tokens, N.bits( logits ).copy()
 
 
-def run( cores, level, levels=None, long=False ):
-  _, cm = compiled( cores, long )
+def run( cores, level, levels=None, long=False, d=32 ):
+  _, cm = compiled( cores, long, d )
   prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
   t0 = time.perf_counter()
-  host = Host( cm, level, levels, **DEPTHS )
+  host = Host( cm, level, levels, **SMALL[d][1] )
   host.build_and_load = time.perf_counter() - t0
   tokens = host.generate( prompt, new )
   host.seconds = time.perf_counter() - t0
@@ -108,8 +109,8 @@ def run( cores, level, levels=None, long=False ):
 
 
 @functools.lru_cache( maxsize=None )
-def cl_run( cores, long=False ):
-  return run( cores, "cl", long=long )
+def cl_run( cores, long=False, d=32 ):
+  return run( cores, "cl", long=long, d=d )
 
 
 def _translating( opts ):
@@ -117,10 +118,14 @@ def _translating( opts ):
 
 
 @pytest.mark.spread
+@pytest.mark.parametrize( "d", [ 32, 8 ] )
 @pytest.mark.parametrize( "cores", [ 1, 2, 4 ] )
 @pytest.mark.parametrize( "case", [ "fl", "cl", "rtl", "mixed", "mixed_mpu", "mixed_vpu" ] )
-def test_generate_on_cores( case, cores, cmdline_opts ):
+def test_generate_on_cores( case, cores, d, cmdline_opts ):
   verilog = _translating( cmdline_opts )
+  if d != 32 and ( cores > 1 or case.startswith( "mixed" ) ):
+    pytest.skip( "the narrow core (d=8: 128-bit memory words) runs fl, cl and rtl on 1 core; "
+                 "the ring and the unit mixes are d=32's cases" )
   if verilog and case in ( "fl", "cl" ):
     pytest.skip( "fl/cl run in the plain pass; --test-verilog runs rtl and mixed" )
   if case == "rtl" and not verilog:
@@ -136,17 +141,17 @@ def test_generate_on_cores( case, cores, cmdline_opts ):
     pytest.skip( "mixed on 2 and 4 cores (minutes of Python RTL routers, or Verilator "
                  "builds) exceeds make test's budget: set DFX_CORE_E2E_FULL=1" )
   if case == "cl":
-    tokens, logits, host = cl_run( cores )
+    tokens, logits, host = cl_run( cores, d=d )
     # the performance model gives this CL run's cycles exactly
-    assert_perf_equals_cl( compiled( cores )[1], PROMPT, NEW, tokens, host.results() )
+    assert_perf_equals_cl( compiled( cores, d=d )[1], PROMPT, NEW, tokens, host.results() )
   elif case == "rtl":
-    tokens, logits, host = run( cores, "verilog" )
+    tokens, logits, host = run( cores, "verilog", d=d )
   elif case.startswith( "mixed" ):
     tokens, logits, host = run( cores, "cl", MIXED_VL[ case ] if verilog else MIXED_PY )
   else:
-    tokens, logits, host = run( cores, case )
-  check( case, cores, tokens, logits, host, reference( cores ),
-         None if case == "fl" else cl_run( cores )[2], len( PROMPT ) + NEW - 1 )
+    tokens, logits, host = run( cores, case, d=d )
+  check( f"{case} d={d}", cores, tokens, logits, host, reference( cores, d=d ),
+         None if case == "fl" else cl_run( cores, d=d )[2], len( PROMPT ) + NEW - 1 )
 
 
 @pytest.mark.spread

@@ -22,7 +22,8 @@ class DMACL( Component ):
     specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
     RFWrite, W = T["RFWrite"], T["W"]
     Req = { m: specs[m].types["Req"] for m in specs }
-    HC, DC, EW = specs["hbm"].channels, specs["ddr"].channels, geometry( cfg ).entry_words
+    g = geometry( cfg )
+    HC, DC, EW, E = specs["hbm"].channels, specs["ddr"].channels, g.entry_words, g.word_elems
     s.st = st = DMATiming( cfg, specs )
 
     def requests( m ):
@@ -82,11 +83,11 @@ class DMACL( Component ):
       s.w.val @= st.w_val()
       src = dd if st.sel_ddr else h
       if rf_wr_val:
-        elems = [ x for w in src.buf[ :EW ] for x in split_word( w ) ]
+        elems = [ x for w in src.buf[ :EW ] for x in split_word( w, E ) ]
         s.rf_wr.msg @= RFWrite( ( st.rf_base + src.units ) % ( 1 << VregT.nbits ),
                                 [ FP16( x ) for x in elems ] )
       if st.w_val():
-        s.w.msg @= W( [ FP16( x ) for w in h.buf for x in split_word( w ) ] )
+        s.w.msg @= W( [ FP16( x ) for w in h.buf for x in split_word( w, E ) ] )
 
     @update
     def up_dma_cl_hbm_resp_rdy():

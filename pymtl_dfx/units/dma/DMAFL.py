@@ -10,18 +10,15 @@ from collections import deque
 
 from pymtl3 import *
 
-from ...config import MEM_WORD_ELEMS
 from ...isa import DmaOp as D
 from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
-from ..memory.msgs import ALL_ELEMS
 from .msgs import VregT
 from .ports import declare_ports
 from ...compiler.tiling import grid_tiles
 from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 
-ELEMS = MEM_WORD_ELEMS
 
 
 class _State:
@@ -161,7 +158,7 @@ class DMAFL( Component ):
       lo = a["next_unit"] * U
       if any( k not in st.words for k in range( lo, lo + U ) ):
         return
-      elems = [ FP16( x ) for k in range( lo, lo + U ) for x in split_word( st.words.pop( k ) ) ]
+      elems = [ FP16( x ) for k in range( lo, lo + U ) for x in split_word( st.words.pop( k ), s.g.word_elems ) ]
       if a["port"] == "w":
         st.out.append( ( "w", T["W"]( elems ) ) )
       else:
@@ -179,14 +176,15 @@ class DMAFL( Component ):
     m = a["m"]
     if a["tr"]:
       w0 = tr_word0( cfg, a["addr"], a["vecs"], a["pos"] )
-      lane = a["pos"] % ELEMS
+      lane = a["pos"] % g.word_elems
       for k, x in enumerate( elems ):
         e = i * cfg.d + k
         s.request( m, w0 + e * g.entry_words, 1, 1 << lane, x << ( 16 * lane ), None )
     else:
+      E = g.word_elems
       for w in range( g.entry_words ):
-        s.request( m, a["addr"] + i * g.entry_words + w, 1, ALL_ELEMS,
-                   join_elems( elems[ w * ELEMS:( w + 1 ) * ELEMS ] ), None )
+        s.request( m, a["addr"] + i * g.entry_words + w, 1, s.specs[m].all_elems,
+                   join_elems( elems[ w * E:( w + 1 ) * E ] ), None )
 
   def line_trace( s ):
     st = s.st

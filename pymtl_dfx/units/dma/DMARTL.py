@@ -14,13 +14,12 @@ of its memory is busy) and to rf_wr / w.  Parameters come from cfg only.
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ...config import MEM_WORD_ELEMS
 from ...isa import DmaOp as D
 from ...isa.fields import VECS_BITS
 from ...isa.formats import DmaInst
 from ..control.FootprintRTL import field
 from ..control.msgs import DoneMsg, InstMsg
-from ..memory.msgs import Strb, Word
+from ..memory.msgs import strb_type, word_type
 from .DMAReadRTL import AddrT, DMAReadRTL, GridT
 from .DMAWriteRTL import DMAWriteRTL
 from .msgs import VregT
@@ -41,7 +40,8 @@ class DMACtrlRTL( Component ):
   def construct( s, cfg ):
     g = geometry( cfg )
     logEW, logd, logl = log2( g.entry_words ), log2( cfg.d ), log2( cfg.l )
-    ELEM_LO = log2( MEM_WORD_ELEMS )
+    ELEM_LO = log2( g.word_elems )
+    Strb = strb_type( g.word_elems )
     OpT = mk_bits( field( DmaInst, "op" )[1] - field( DmaInst, "op" )[0] )
     VecsT = mk_bits( VECS_BITS )
     AW = AddrT.nbits
@@ -232,8 +232,8 @@ class DMARTL( Component ):
   def construct( s, cfg ):
     T = declare_ports( s, cfg )
     g = geometry( cfg )
-    d, EW = g.d, g.entry_words
-    ELEMS = MEM_WORD_ELEMS
+    d, EW, ELEMS = g.d, g.entry_words, g.word_elems
+    Word = word_type( ELEMS )
 
     s.ctrl = DMACtrlRTL( cfg )
     s.hbm_rd = DMAReadRTL( cfg, T["hbm"], True )

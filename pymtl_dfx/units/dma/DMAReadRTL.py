@@ -19,7 +19,7 @@ register is free or leaving this cycle; rot then advances by P (TW >= C:
 every tile then starts on the same channel).  With TW < C a tile is one
 beat, and the next tile's first channel comes from a second walker that
 follows the responses.  After unit/P beats the unit is complete and is
-offered on `out` (entry: d/32 words, tile with `mpu`: l*d/32 words).  At
+offered on `out` (entry: EW words, tile with `mpu`: l*EW words).  At
 P = unit words that is one unit per cycle.  `DMACL.ReadEngineCL` is the
 same engine on Python values.
 """
@@ -29,7 +29,6 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa.fields import VECS_BITS
 from ...lib.tile_walker import TileWalkerRTL
-from ..memory.msgs import Word
 from .streams import geometry, log2
 
 AddrT = Bits34        # word addresses: EXT_BITS plus room past the last word
@@ -59,7 +58,7 @@ class DMAReadRTL( Component ):
     C, modes = read_sizes( cfg, spec, tiles )
     logC = log2( C )
     RB = spec.row_bits
-    T = spec.types
+    T, Word = spec.types, spec.Word
     BUFW = max( u for u, _ in modes )
     NB = max( u // p for u, p in modes )
     IdxT = mk_bits( logC )

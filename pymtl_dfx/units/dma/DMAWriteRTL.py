@@ -3,7 +3,7 @@ from rf_rd_resp become memory writes, and every acknowledgement is counted.
 
 An entry waits in the entry buffer and leaves in beats of S slots; the
 slots of a beat are at word addresses wa, wa + stride, ... (plain write:
-stride 1, a slot is a word, all strobes; transposed write: stride d/32, a
+stride 1, a slot is a word, all strobes; transposed write: stride EW, a
 slot is one element, replicated across the word and strobed by `strb`),
 and the S addresses of a beat fall in S distinct channels (S from
 `DmaGeometry.write_slots`).  Each channel takes its slot when its req is
@@ -16,9 +16,8 @@ last beat completes.  The write is over when all `n_acks` responses have come ba
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ...config import MEM_WORD_ELEMS
 from ..fpu.msgs import FP16
-from ..memory.msgs import ALL_ELEMS, Strb, Word
+from ..memory.msgs import strb_type
 from .DMAReadRTL import AddrT, check_channels
 from .streams import geometry, log2
 
@@ -51,7 +50,8 @@ class DMAWriteRTL( Component ):
     SlotT = mk_bits( S )
     AW = AddrT.nbits
     ALL_N, ALL_T = SlotT( ( 1 << S_n ) - 1 ), SlotT( ( 1 << S_t ) - 1 )
-    ELEMS = MEM_WORD_ELEMS
+    ELEMS, Word, Strb = g.word_elems, spec.Word, strb_type( g.word_elems )
+    ALL_ELEMS = Strb( spec.all_elems )
 
     s.start = InPort()
     s.wa0 = InPort( AddrT )          # word of the first slot
@@ -133,7 +133,7 @@ class DMAWriteRTL( Component ):
             if s.tr_r:
               s.req[c].msg.strb @= s.strb_r
             else:
-              s.req[c].msg.strb @= Strb( ALL_ELEMS )
+              s.req[c].msg.strb @= ALL_ELEMS
             s.sent[j] @= s.busy_r & s.full & s.req[c].rdy
 
     @update

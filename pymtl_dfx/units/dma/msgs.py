@@ -21,15 +21,14 @@
 The timing of each port and what the DMA does in between: docs/dma.md and
 `streams.py`.
 
-A d-element entry is d/32 consecutive words, so the DMA needs d to be a
-multiple of 32 (`check_dma_config`).
+A d-element entry is d / cfg.mem_word_elems consecutive memory words (one
+word when d < 32: `DFXConfig.mem_word_elems`).
 """
 
 import functools
 
 from pymtl3 import *
 
-from ...config import MEM_WORD_ELEMS
 from ...isa.fields import VREG_BITS
 from ..fpu.msgs import FP16, mk_fp16_vec
 from ..memory.msgs import memory_spec
@@ -47,14 +46,7 @@ def mk_rf_write( d ):
   return mk_bitstruct( f"RFWrite_{d}", { "entry": VregT, "data": [ FP16 ] * d } )
 
 
-def check_dma_config( cfg ):
-  if cfg.d % MEM_WORD_ELEMS:
-    raise DMAConfigError( f"DMA: d={cfg.d} must be a multiple of {MEM_WORD_ELEMS}: a "
-                          f"register entry is whole {MEM_WORD_ELEMS}-element memory words" )
-
-
 def mk_dma_types( cfg ):
-  check_dma_config( cfg )
   hbm, ddr = memory_spec( cfg, "hbm" ), memory_spec( cfg, "ddr" )
   return dict(
     hbm=hbm, ddr=ddr, W=mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"],

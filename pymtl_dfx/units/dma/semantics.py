@@ -1,7 +1,8 @@
 """What each DMA instruction does (the DMA's FL behaviour).
 
-Memories are FP16 arrays of [words, 32]: one row per 64-byte word, the ISA's
-address unit.  A d-element vector is d/32 consecutive words.
+Memories are FP16 arrays of [words, E]: one row per memory word of E =
+`DFXConfig.mem_word_elems` elements, the ISA's address unit.  A d-element
+vector is d/E consecutive words.
 
 `hbm_write tr pos=t` stores row t of V into the row-chunk-major tile layout
 (`compiler.layout`): element e of the vector goes to column c = e // l,
@@ -32,10 +33,6 @@ def _span( mem, addr, n_words, name, what ):
     raise MemoryError_( f"{what} of {n_words} words at {name} {addr:#x} runs past its "
                         f"{mem.shape[0]} words" )
   return mem[ addr: addr + n_words ]
-
-
-def vec_words( d, word_elems ):
-  return d // word_elems
 
 
 def mpu_grid( inst, d, l, psum_entries ):

@@ -4,11 +4,11 @@ DMACL and DMARTL's parameters (the one definition of every size and rule).
 A transfer touches word addresses addr, addr+1, ... (word k of the transfer
 at addr+k, channel (addr+k) % C, row (addr+k) // C):
 
-  reads   (hbm_read, ddr_read): n_words = vecs*d/32 words leave as output
+  reads   (hbm_read, ddr_read): n_words = vecs*EW words leave as output
           units in address order: a d-element entry on rf_wr (entry rf+u),
           or with mpu a d x l tile on w (`unit_words` words).
   writes  (hbm_write, ddr_write): entry rf+i (from rf_rd_resp) is words
-          addr + i*d/32 ..., all strobes.
+          addr + i*EW ..., all strobes.
   hbm_write tr: element e of the vecs*d-element vector goes to element
           pos % d of vector base + e of the region (base = (pos // d) *
           ceil(vecs*d / l) * l, see `semantics.py`), i.e. one strobed
@@ -16,16 +16,17 @@ at addr+k, channel (addr+k) % C, row (addr+k) // C):
 
 The DMA works in beats: a read beat takes P = min(C, unit_words) words, one
 from each of P consecutive channels, through a rotation; a write beat sends
-`write_slots` words (or elements) to distinct channels.
+`write_slots` words (or elements) to distinct channels.  EW (`entry_words`)
+is d / E, E = `DFXConfig.mem_word_elems` the elements of a memory word.
 """
 
 from dataclasses import dataclass
 
-from ...config import FP16_BITS, MEM_WORD_ELEMS
+from ...config import FP16_BITS
 from ...isa import DmaOp as D
 from ..memory.msgs import memory_spec
 from ...compiler.tiling import GridError
-from .msgs import DMAConfigError, check_dma_config
+from .msgs import DMAConfigError
 from .semantics import check_plain_read, mpu_grid
 
 
@@ -43,6 +44,7 @@ class DmaGeometry:
   l: int
   entry_words: int      # EW: words of one d-element register entry
   tile_words: int       # TW: words of one d x l weight tile
+  word_elems: int       # E: FP16 elements of one memory word
 
   def read_beat( s, C, unit_words ):
     return min( C, unit_words )
@@ -57,20 +59,20 @@ class DmaGeometry:
 
 
 def geometry( cfg ):
-  check_dma_config( cfg )
-  EW = cfg.d // MEM_WORD_ELEMS
-  return DmaGeometry( cfg.d, cfg.l, EW, cfg.l * EW )
+  E = cfg.mem_word_elems
+  EW = cfg.d // E
+  return DmaGeometry( cfg.d, cfg.l, EW, cfg.l * EW, E )
 
 
 def is_ddr( op ):
   return op in ( D.DDR_READ, D.DDR_WRITE )
 
 
-def split_word( word ):
-  """A memory word as its MEM_WORD_ELEMS FP16 bit patterns (element k =
-  bits [16k, 16k+16), `memory.msgs`)."""
+def split_word( word, elems ):
+  """A memory word as its `elems` FP16 bit patterns (element k = bits
+  [16k, 16k+16), `memory.msgs`)."""
   w = int( word )
-  return [ ( w >> ( FP16_BITS * k ) ) & ELEM_MASK for k in range( MEM_WORD_ELEMS ) ]
+  return [ ( w >> ( FP16_BITS * k ) ) & ELEM_MASK for k in range( elems ) ]
 
 
 def join_elems( elems ):
@@ -89,15 +91,15 @@ def tr_base_vector( cfg, vecs, pos ):
 
 def tr_word0( cfg, addr, vecs, pos ):
   """Word of element 0 of a transposed write; element e is e*EW words on."""
-  EW = cfg.d // MEM_WORD_ELEMS
-  return addr + tr_base_vector( cfg, vecs, pos ) * EW + ( pos % cfg.d ) // MEM_WORD_ELEMS
+  E = cfg.mem_word_elems
+  return addr + tr_base_vector( cfg, vecs, pos ) * ( cfg.d // E ) + ( pos % cfg.d ) // E
 
 
 def check_inst( cfg, op, inst ):
   """The errors the hardware does not check (it assumes a valid program):
   raised by FL and CL with what is wrong."""
   addr, vecs = int( inst.addr ), int( inst.vecs )
-  EW = cfg.d // MEM_WORD_ELEMS
+  EW = cfg.d // cfg.mem_word_elems
   spec = memory_spec( cfg, "ddr" if is_ddr( op ) else "hbm" )
   try:
     if op == D.HBM_READ and inst.mpu:

@@ -9,17 +9,14 @@ state-only outputs (`inst_rdy`, `done_pending`, `rf_rd_val`, `rf_wr_val`,
 `rf_rd_resp_rdy`), then `tick(...)` with the ports' final values.
 """
 
-from ...config import MEM_WORD_ELEMS
 from ...lib.tile_walker import TileWalkerCL
 from ..control.decode_cache import decoded
-from ..memory.msgs import ALL_ELEMS
 from .DMAReadRTL import check_channels, read_sizes
 from .DMAWriteRTL import write_sizes
 from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, tr_word0
 from ...isa import DmaOp as D
 
-ELEMS = MEM_WORD_ELEMS
 
 
 class ReadEngineCL:
@@ -134,7 +131,7 @@ class WriteEngineCL:
   def __init__( s, cfg, spec, tr ):
     check_channels( spec )
     g = geometry( cfg )
-    s.d, s.EW = g.d, g.entry_words
+    s.d, s.EW, s.E = g.d, g.entry_words, g.word_elems
     s.C, s.S_n, s.S_t = write_sizes( cfg, spec, tr )
     s.spec = spec
     s.busy = False
@@ -171,16 +168,16 @@ class WriteEngineCL:
     out = {}
     if not ( s.busy and s.full ):
       return out
-    C = s.C
+    C, E = s.C, s.E
     for j in s.pending:
       if s.tr:
         a = s.wa + j * s.EW
         x = s.ebuf[ s.beat * s.S_t + j ]
-        out[ a % C ] = ( j, ( a // C ), s.strb, join_elems( [ x ] * ELEMS ) )
+        out[ a % C ] = ( j, ( a // C ), s.strb, join_elems( [ x ] * E ) )
       else:
         a = s.wa + j
-        k = ( s.beat * s.S_n + j ) * ELEMS
-        out[ a % C ] = ( j, ( a // C ), ALL_ELEMS, join_elems( s.ebuf[ k:k + ELEMS ] ) )
+        k = ( s.beat * s.S_n + j ) * E
+        out[ a % C ] = ( j, ( a // C ), s.spec.all_elems, join_elems( s.ebuf[ k:k + E ] ) )
     return out
 
   def beat_done( s, sent ):
@@ -340,6 +337,6 @@ class DMATiming:
       if inst.tr:
         pos = int( inst.pos )
         s.wr[m].start( tr_word0( cfg, addr, vecs, pos ), True,
-                       1 << ( pos % ELEMS ), vecs * cfg.d, vecs )
+                       1 << ( pos % cfg.mem_word_elems ), vecs * cfg.d, vecs )
       else:
-        s.wr[m].start( addr, False, ALL_ELEMS, n_words, vecs )
+        s.wr[m].start( addr, False, s.specs[m].all_elems, n_words, vecs )

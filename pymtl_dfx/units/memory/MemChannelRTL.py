@@ -13,19 +13,18 @@ earliest, in order.
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ...config import FP16_BITS, MEM_WORD_ELEMS
+from ...config import FP16_BITS
 from ...lib.rate_queue import RateQueueRTL
-from .msgs import Word
 from .ports import channel_rule
 
 Elem = mk_bits( FP16_BITS )
-ChanResp = mk_bitstruct( "MemChanResp", { "host": Bits1, "data": Word } )
 
 
 class MemChannelRTL( Component ):
 
   def construct( s, spec, depth ):
-    Req, Resp = spec.types["Req"], spec.types["Resp"]
+    Req, Resp, Word, E = spec.types["Req"], spec.types["Resp"], spec.Word, spec.word_elems
+    ChanResp = mk_bitstruct( f"MemChanResp_{E}", { "host": Bits1, "data": Word } )
     IB = ( depth - 1 ).bit_length()
     s.req       = RecvIfcRTL( Req )
     s.resp      = SendIfcRTL( Resp )
@@ -41,10 +40,10 @@ class MemChannelRTL( Component ):
     s.idx     = Wire( IB )         # its row modulo depth
     s.rd_word = Wire( Word )
     s.merged  = Wire( Word )       # the row with the strobed elements replaced
-    s.old_e = [ Wire( Elem ) for _ in range( MEM_WORD_ELEMS ) ]
-    s.new_e = [ Wire( Elem ) for _ in range( MEM_WORD_ELEMS ) ]
-    s.out_e = [ Wire( Elem ) for _ in range( MEM_WORD_ELEMS ) ]
-    for k in range( MEM_WORD_ELEMS ):
+    s.old_e = [ Wire( Elem ) for _ in range( E ) ]
+    s.new_e = [ Wire( Elem ) for _ in range( E ) ]
+    s.out_e = [ Wire( Elem ) for _ in range( E ) ]
+    for k in range( E ):
       lo, hi = k * FP16_BITS, ( k + 1 ) * FP16_BITS
       s.old_e[k] //= s.rd_word[ lo:hi ]
       s.new_e[k] //= s.sel.data[ lo:hi ]
@@ -74,7 +73,7 @@ class MemChannelRTL( Component ):
 
     @update
     def up_chan_merge():
-      for k in range( MEM_WORD_ELEMS ):
+      for k in range( E ):
         if s.sel.strb[k]:
           s.out_e[k] @= s.new_e[k]
         else:

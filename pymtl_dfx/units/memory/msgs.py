@@ -3,8 +3,8 @@ or DDR port), the same at CL and RTL, and how a word address is striped.
 
 A memory is `channels` word-interleaved channels (a power of two): word
 address a lives in channel a % channels, at row a // channels.  One word is
-64 bytes (`MEM_WORD_BITS`), 32 FP16 elements; element k of a word is bits
-[16k, 16k+16).
+`DFXConfig.mem_word_elems` FP16 elements (32, 512 bits, from d=32 up; one
+register entry below); element k of a word is bits [16k, 16k+16).
 
   req   `MemReq`: wr, row, strb (one bit per FP16 element: which elements a
         write stores; ignored by reads), data (writes).
@@ -17,23 +17,50 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
 from pymtl3 import *
 
-from ...config import MEM_WORD_BITS, MEM_WORD_BYTES, MEM_WORD_ELEMS, DFXConfig
+from ...config import FP16_BITS, DFXConfig
 from ...isa.fields import EXT_BITS
 
-Word = mk_bits( MEM_WORD_BITS )
-Strb = mk_bits( MEM_WORD_ELEMS )
-ALL_ELEMS = ( 1 << MEM_WORD_ELEMS ) - 1
+
+def word_type( elems ):
+  """A memory word of `elems` FP16 elements."""
+  return mk_bits( FP16_BITS * elems )
+
+
+def strb_type( elems ):
+  return mk_bits( elems )
+
+
+def all_elems( elems ):
+  """The strobe that writes every element of a word."""
+  return ( 1 << elems ) - 1
+
+
+def write_requests( Req, img, base=0 ):
+  """Requests (of type Req) storing the rows of an [n, E] FP16 array, one
+  word each, at word addresses base, base+1, ...: how a host loads an
+  image into a memory at every level."""
+  bits = np.ascontiguousarray( img ).view( "<u2" )
+  strb = all_elems( img.shape[1] )
+  return [ Req( 1, base + k, strb, int.from_bytes( bits[k].tobytes(), "little" ) )
+           for k in range( img.shape[0] ) ]
+
+
+def words_to_array( words, elems ):
+  """Memory words (read responses' data) as an [n, elems] FP16 array."""
+  raw = b"".join( int( w ).to_bytes( 2 * elems, "little" ) for w in words )
+  return np.frombuffer( raw, "<u2" ).reshape( -1, elems ).view( np.float16 ).copy()
 
 
 @functools.lru_cache( maxsize=None )
-def mk_mem_types( row_bits ):
-  Row = mk_bits( row_bits )
+def mk_mem_types( row_bits, elems ):
+  Row, Word = mk_bits( row_bits ), word_type( elems )
   return dict(
-    Req=mk_bitstruct( f"MemReq_{row_bits}",
-                      { "wr": Bits1, "row": Row, "strb": Strb, "data": Word } ),
-    Resp=mk_bitstruct( "MemResp", { "data": Word } ),
+    Req=mk_bitstruct( f"MemReq_{row_bits}_{elems}",
+                      { "wr": Bits1, "row": Row, "strb": strb_type( elems ), "data": Word } ),
+    Resp=mk_bitstruct( f"MemResp_{elems}", { "data": Word } ),
   )
 
 
@@ -60,6 +87,7 @@ class MemorySpec:
   latency: int                  # cycles from a request's acceptance to its response
   outstanding: int              # requests a channel holds
   words: int                    # capacity in words (address space)
+  word_elems: int               # FP16 elements per word (DFXConfig.mem_word_elems)
 
   @property
   def row_bits( s ):
@@ -67,7 +95,15 @@ class MemorySpec:
 
   @property
   def types( s ):
-    return mk_mem_types( s.row_bits )
+    return mk_mem_types( s.row_bits, s.word_elems )
+
+  @property
+  def Word( s ):
+    return word_type( s.word_elems )
+
+  @property
+  def all_elems( s ):
+    return all_elems( s.word_elems )
 
 
 class MemoryConfigError( ValueError ):
@@ -79,15 +115,14 @@ def memory_spec( cfg: DFXConfig, name ):
   if name == "hbm":
     spec = MemorySpec( "HBM", cfg.hbm_channels, cfg.hbm_words_per_channel_cycle,
                        cfg.hbm_latency_cycles, cfg.mem_outstanding,
-                       cfg.hbm_bytes // MEM_WORD_BYTES )
+                       cfg.hbm_bytes // cfg.mem_word_bytes, cfg.mem_word_elems )
   elif name == "ddr":
     spec = MemorySpec( "DDR", cfg.ddr_channels, cfg.ddr_words_per_channel_cycle,
-                       cfg.ddr_latency_cycles, cfg.mem_outstanding, 1 << EXT_BITS )
+                       cfg.ddr_latency_cycles, cfg.mem_outstanding, 1 << EXT_BITS,
+                       cfg.mem_word_elems )
   else:
     raise MemoryConfigError( f"unknown memory {name!r}: 'hbm' or 'ddr'" )
-  if spec.words_per_cycle > 1:
-    raise MemoryConfigError(
-      f"{spec.name}: a channel moves {spec.words_per_cycle} words per cycle, but a "
-      f"channel port is one {MEM_WORD_BITS}-bit word (hbm_channel_bits must be at most "
-      f"{MEM_WORD_BITS})" )
+  # a channel port moves at most one word a cycle (config.hbm_port_words_per_cycle,
+  # ddr_channels), so `channel_rule` never sees more
+  assert spec.words_per_cycle <= 1, spec
   return spec

@@ -45,7 +45,7 @@ def host_addr_bits( spec ):
 
 def mk_host_types( spec ):
   """The host port: a MemReq whose row field holds a full word address."""
-  return mk_mem_types( host_addr_bits( spec ) )
+  return mk_mem_types( host_addr_bits( spec ), spec.word_elems )
 
 
 def check_memory( spec, depth, host_entries ):

@@ -1,7 +1,7 @@
 """A channel's contents on Python values, for MemoryFL and MemoryCL: one
 int per row, `depth` rows, rows aliased modulo depth."""
 
-from ...config import FP16_BITS, MEM_WORD_ELEMS
+from ...config import FP16_BITS
 
 ELEM_MASK = ( 1 << FP16_BITS ) - 1
 
@@ -10,7 +10,7 @@ def strobe_mask( strb ):
   """Bit mask of the FP16 elements whose strobe bit is set."""
   strb = int( strb )
   return sum( ELEM_MASK << ( FP16_BITS * k )
-              for k in range( MEM_WORD_ELEMS ) if ( strb >> k ) & 1 )
+              for k in range( strb.bit_length() ) if ( strb >> k ) & 1 )
 
 
 class ChannelStore:

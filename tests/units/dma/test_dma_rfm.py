@@ -89,7 +89,7 @@ def program( cfg, rng ):
   """Reads into the register file, then plain, transposed and DDR writes
   of exactly the entries just read.  Returns (insts, hbm0, ddr0)."""
   d = cfg.d
-  hbm0, ddr0 = random_images( DEPTH, rng, 64, 64 )
+  hbm0, ddr0 = random_images( CFG, DEPTH, rng, 64, 64 )
   insts = [
     make( D.DDR_READ, rf=3, addr=7, vecs=5 ),                  # DDR -> v3..v7
     make( D.HBM_READ, rf=20, addr=13, vecs=6 ),                # HBM -> v20..v25

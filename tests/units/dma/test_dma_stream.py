@@ -136,7 +136,7 @@ def host_msgs( H, mem0, mem1, changed_only=False, busy=() ):
   words = lambda a, k: join_elems( [ int( x ) for x in N.bits( a[k] ) ] )
   for k in range( mem0.shape[0] ):
     if N.bits( mem0[k] ).any():
-      reqs.append( Req( 1, k, ( 1 << 32 ) - 1, words( mem0, k ) ) )
+      reqs.append( Req( 1, k, ( 1 << mem0.shape[1] ) - 1, words( mem0, k ) ) )
       phases.append( 0 )
       resps.append( Resp( 0 ) )
   n_load = len( reqs )
@@ -192,35 +192,37 @@ def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_de
 CFGS = {
   "d32": ( DFXConfig( d=32, l=2, hbm_channels=4, psum_entries=2 ), 64, 160 ),   # entry 1 word, tile 2
   "d64": ( DFXConfig( d=64, l=4, hbm_channels=4, psum_entries=2 ), 128, 200 ),  # entry 2, tile 8 (2 beats)
+  # below d=32 a memory word is one entry (8 elements, 128 bits): entry 1, tile 4
+  "d8": ( DFXConfig( d=8, l=4, hbm_channels=4, psum_entries=2 ), 64, 160 ),
 }
 
 
-def random_images( depth, rng, n_hbm, n_ddr ):
+def random_images( cfg, depth, rng, n_hbm, n_ddr ):
   """HBM and DDR images of `depth` rows x 4 channels: random words at the
   bottom (n_hbm, n_ddr of them) and in the host's busy words, zeros else."""
-  words = depth * 4
-  hbm0 = np.zeros( ( words, 32 ), F16 )
-  ddr0 = np.zeros( ( words, 32 ), F16 )
-  hbm0[ :n_hbm ] = rng.standard_normal( ( n_hbm, 32 ) ).astype( F16 )
-  ddr0[ :n_ddr ] = rng.standard_normal( ( n_ddr, 32 ) ).astype( F16 )
+  words, E = depth * 4, cfg.mem_word_elems
+  hbm0 = np.zeros( ( words, E ), F16 )
+  ddr0 = np.zeros( ( words, E ), F16 )
+  hbm0[ :n_hbm ] = rng.standard_normal( ( n_hbm, E ) ).astype( F16 )
+  ddr0[ :n_ddr ] = rng.standard_normal( ( n_ddr, E ) ).astype( F16 )
   busy = busy_words( depth )
-  hbm0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
-  ddr0[ busy ] = rng.standard_normal( ( len( busy ), 32 ) ).astype( F16 )
+  hbm0[ busy ] = rng.standard_normal( ( len( busy ), E ) ).astype( F16 )
+  ddr0[ busy ] = rng.standard_normal( ( len( busy ), E ) ).astype( F16 )
   return hbm0, ddr0
 
 
 def program( cfg, depth, tr_addr, rng ):
   """Every op, unaligned addresses, a whole matrix (row-major tile grid,
   two bands) and a column-major one; returns (insts, hbm0, ddr0, rf0)."""
-  d, l = cfg.d, cfg.l
-  EW = d // 32
-  hbm0, ddr0 = random_images( depth, rng, 96, 64 )
+  d, l, E = cfg.d, cfg.l, cfg.mem_word_elems
+  EW = d // E
+  hbm0, ddr0 = random_images( cfg, depth, rng, 96, 64 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
   # a whole matrix as a row-major tile grid at an unaligned address
   rows, cols = d + 5, 2 * l + 1
   grid = to_grid( rng.standard_normal( ( rows, cols ) ).astype( F16 ), d, l )
   mat_addr = 97
-  hbm0[ mat_addr:mat_addr + grid.size // 32 ] = grid.reshape( -1, 32 )
+  hbm0[ mat_addr:mat_addr + grid.size // E ] = grid.reshape( -1, E )
   n_vecs = grid.shape[0]
   insts = [
     make( D.HBM_READ, rf=0, addr=5, vecs=7 ),
@@ -263,17 +265,18 @@ def test_dma_program( name, level, cmdline_opts ):
 
 def test_tile_stream_full_rate( level, cmdline_opts ):
   """With no delays a tile stream leaves at one tile per cycle (a tile is
-  l*d/32 <= C words, one beat) once the first has come back, also when the
+  l*d/E <= C words, one beat) once the first has come back, also when the
   walk jumps around the grid (4 x 6 tiles, column-major, bands of 2)."""
   select_or_skip( level, **DMAS )
   if level == "fl":
     pytest.skip( "FL has no timing" )
   cfg, depth, _ = CFGS["d32"]
+  E = cfg.mem_word_elems
   rng = np.random.default_rng( 3 )
-  hbm0 = np.zeros( ( depth * 4, 32 ), F16 )
-  ddr0 = np.zeros( ( depth * 4, 32 ), F16 )
+  hbm0 = np.zeros( ( depth * 4, E ), F16 )
+  ddr0 = np.zeros( ( depth * 4, E ), F16 )
   n_tiles = 24
-  hbm0[ :n_tiles * cfg.l + 1 ] = rng.standard_normal( ( n_tiles * cfg.l + 1, 32 ) ).astype( F16 )
+  hbm0[ :n_tiles * cfg.l + 1 ] = rng.standard_normal( ( n_tiles * cfg.l + 1, E ) ).astype( F16 )
   insts = [ make( D.HBM_READ, mpu=1, addr=1, vecs=n_tiles * cfg.l, rows=4 * cfg.d, cmajor=1 ) ]
   rf0 = np.zeros( RF_ENTRIES * cfg.d, F16 )
   _, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 0, 0,
@@ -316,11 +319,11 @@ def test_bad_instruction_names_the_problem( inst, match, level, cmdline_opts ):
 def random_program( cfg, depth, rng, n=12 ):
   """n random instructions of every op within the memories (below the busy
   words) and the register file; memories full of random words."""
-  d, l = cfg.d, cfg.l
-  EW = d // 32
+  d, l, E = cfg.d, cfg.l, cfg.mem_word_elems
+  EW = d // E
   words = depth * 4 - 8
-  hbm0 = rng.standard_normal( ( depth * 4, 32 ) ).astype( F16 )
-  ddr0 = rng.standard_normal( ( depth * 4, 32 ) ).astype( F16 )
+  hbm0 = rng.standard_normal( ( depth * 4, E ) ).astype( F16 )
+  ddr0 = rng.standard_normal( ( depth * 4, E ) ).astype( F16 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
   insts = []
   for _ in range( n ):
@@ -354,7 +357,7 @@ def random_program( cfg, depth, rng, n=12 ):
   return insts, hbm0, ddr0, rf0
 
 
-@pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ) ] )
+@pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ), ( "d8", 4 ) ] )
 def test_dma_random_program( name, seed, level, cmdline_opts ):
   """Random instructions (every op, random addresses, sizes, rf entries and
   token positions) against dma_op; at RTL (Verilator) also CL == RTL."""

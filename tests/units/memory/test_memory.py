@@ -12,13 +12,13 @@ import pytest
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from pymtl_dfx.config import MEM_WORD_ELEMS, DFXConfig
+from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.lib.rate_queue import RateRule, RateRuleError
 from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.testing.levels import python_rtl
 from pymtl_dfx.testing.with_memories import WithMemories
 from pymtl_dfx.testing.memory_harness import run_memory
-from pymtl_dfx.units.memory.msgs import ALL_ELEMS, MemoryConfigError, memory_spec
+from pymtl_dfx.units.memory.msgs import MemoryConfigError, memory_spec
 from pymtl_dfx.units.memory.MemoryCL import MemoryCL
 from pymtl_dfx.units.memory.ports import mk_host_types
 
@@ -28,7 +28,9 @@ CFG = DFXConfig( d=32, l=2, hbm_channels=4, mem_outstanding=32 )
 SPECS = { "hbm": memory_spec( CFG, "hbm" ), "ddr": memory_spec( CFG, "ddr" ),
           # 2 outstanding requests, fewer than the 4-cycle latency: channels and
           # the host's order FIFO fill and back-pressure
-          "tight": memory_spec( CFG.replace( hbm_latency_ns=20, mem_outstanding=2 ), "hbm" ) }
+          "tight": memory_spec( CFG.replace( hbm_latency_ns=20, mem_outstanding=2 ), "hbm" ),
+          # below d=32 a word is one register entry: 8 elements, 128 bits
+          "narrow": memory_spec( CFG.replace( d=8 ), "hbm" ) }
 DEPTH = 8
 
 
@@ -37,25 +39,25 @@ class Model:
 
   def __init__( s, spec, depth ):
     s.spec, s.depth = spec, depth
-    s.mem = np.zeros( ( spec.channels, depth, MEM_WORD_ELEMS ), np.uint16 )
+    s.mem = np.zeros( ( spec.channels, depth, spec.word_elems ), np.uint16 )
 
   def access( s, c, row, wr, strb, data ):
     """One request; returns its response word."""
     elems = s.mem[ c, row % s.depth ]
     if not wr:
       return sum( int( e ) << ( 16 * k ) for k, e in enumerate( elems ) )
-    for k in range( MEM_WORD_ELEMS ):
+    for k in range( s.spec.word_elems ):
       if ( strb >> k ) & 1:
         elems[k] = ( data >> ( 16 * k ) ) & 0xFFFF
     return 0
 
 
-def random_word( rng ):
-  return rng.getrandbits( 512 )
+def random_word( rng, spec ):
+  return rng.getrandbits( spec.Word.nbits )
 
 
-def random_strb( rng ):
-  return rng.choice( [ ALL_ELEMS, 0, rng.getrandbits( MEM_WORD_ELEMS ) ] )
+def random_strb( rng, spec ):
+  return rng.choice( [ spec.all_elems, 0, rng.getrandbits( spec.word_elems ) ] )
 
 
 class Traffic:
@@ -82,12 +84,12 @@ class Traffic:
 
     def random_req( rows ):
       wr = rng.random() < 0.5
-      return aliased( rng.choice( rows ) ), wr, random_strb( rng ) if wr else 0, \
-             random_word( rng ) if wr else 0
+      return aliased( rng.choice( rows ) ), wr, random_strb( rng, spec ) if wr else 0, \
+             random_word( rng, spec ) if wr else 0
 
     # host phase 0: load every word, then some strobed writes and reads
-    load = [ host_req( a, 1, ALL_ELEMS, random_word( rng ) ) for a in range( C * depth ) ]
-    load += [ host_req( rng.randrange( C * depth ), 1, random_strb( rng ), random_word( rng ) )
+    load = [ host_req( a, 1, spec.all_elems, random_word( rng, spec ) ) for a in range( C * depth ) ]
+    load += [ host_req( rng.randrange( C * depth ), 1, random_strb( rng, spec ), random_word( rng, spec ) )
               for _ in range( depth ) ]
     # DMA on the low half of each channel's rows, host phase 1 on the high half
     s.dma = []
@@ -111,7 +113,7 @@ def level_ok( level ):
 
 
 # every response (both sides, every channel) as the model says, under random delays
-@pytest.mark.parametrize( "name", [ "hbm", "ddr", "tight" ] )
+@pytest.mark.parametrize( "name", [ "hbm", "ddr", "tight", "narrow" ] )
 def test_random_traffic( name, level, cmdline_opts ):
   level_ok( level )
   tr = traffic_for( name, level, cmdline_opts, seed=sorted( SPECS ).index( name ) )
@@ -191,11 +193,11 @@ def test_unit_with_memory_inside( level, cmdline_opts ):
   n = 8 if python_rtl( level, cmdline_opts ) else 40
 
   def ops( rows ):
-    out = [ ( r, 1, ALL_ELEMS, random_word( rng ) ) for r in rows ]
+    out = [ ( r, 1, spec.all_elems, random_word( rng, spec ) ) for r in rows ]
     for _ in range( n ):
       wr = rng.random() < 0.5
-      out.append( ( rng.choice( rows ), wr, random_strb( rng ) if wr else 0,
-                    random_word( rng ) if wr else 0 ) )
+      out.append( ( rng.choice( rows ), wr, random_strb( rng, spec ) if wr else 0,
+                    random_word( rng, spec ) if wr else 0 ) )
     return out
 
   sources, sinks = {}, {}
