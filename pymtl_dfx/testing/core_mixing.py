@@ -39,10 +39,13 @@ F16 = np.float16
 # test_core_e2e case and the random programs: one Verilator model for all
 # of them.  d=8, l=4 is a narrow core: a memory word is one register entry
 # (128 bits), so the images take 4x the words (4x the HBM rows), and the x
-# buffer holds 256 rows in entries of 8 (mreg_entries=64).
+# buffer holds 256 rows in entries of 8 (mreg_entries=64).  Its DDR is 4
+# ports of one 128-bit word a cycle (12.8 GB/s at 200 MHz) as d=32's is 4
+# ports of 512 bits: the default 33 GB/s would take 16 narrow ports, and
+# each port is logic the Verilator model evaluates every cycle.
 SMALL = {
   32: ( dict( l=8, mreg_entries=16 ), dict( hbm_depth=1024, ddr_depth=128 ) ),
-  8:  ( dict( l=4, mreg_entries=64 ), dict( hbm_depth=4096, ddr_depth=128 ) ),
+  8:  ( dict( l=4, mreg_entries=64, ddr_gbps=12.8 ), dict( hbm_depth=4096, ddr_depth=512 ) ),
 }
 DEPTHS = SMALL[32][1]
 
