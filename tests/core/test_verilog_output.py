@@ -19,14 +19,22 @@ SETTINGS = [ "d=32", "l=4", "hbm_channels=2", "vreg_entries=64", "mreg_entries=8
              "psum_entries=4" ]
 
 
-@pytest.fixture( scope="module" )
-def written( tmp_path_factory ):
-  out = tmp_path_factory.mktemp( "verilog" ) / "core"
+# a narrow core: below d=32 a memory word is one register entry (128 bits here)
+NARROW = [ "d=8", "l=4", "hbm_channels=2", "vreg_entries=64", "mreg_entries=32",
+           "psum_entries=4" ]
+
+
+def write( out, settings ):
   argv = [ "verilog", "--out", str( out ), "--json" ]
-  for kv in SETTINGS:
+  for kv in settings:
     argv += [ "--set", kv ]
   assert main( argv ) == 0
   return out
+
+
+@pytest.fixture( scope="module" )
+def written( tmp_path_factory ):
+  return write( tmp_path_factory.mktemp( "verilog" ) / "core", SETTINGS )
 
 
 def test_writes_one_top_a_file_list_and_the_config( written ):
@@ -42,10 +50,22 @@ def test_writes_one_top_a_file_list_and_the_config( written ):
   assert "hbm_req" in text and "MemoryRTL" not in text
 
 
-def test_lint_is_clean_but_for_waived_classes( written ):
-  lint = json.loads( ( written / "config.json" ).read_text() )["lint"]
+def check_lint( out ):
+  lint = json.loads( ( out / "config.json" ).read_text() )["lint"]
   assert lint["errors"] == 0 and lint["not_waived"] == []
   assert set( lint["warnings"] ) == set( lint["waivers"] )
+
+
+def test_lint_is_clean_but_for_waived_classes( written ):
+  check_lint( written )
+
+
+def test_narrow_core_is_lint_clean( tmp_path ):
+  out = write( tmp_path / "core", NARROW )
+  record = json.loads( ( out / "config.json" ).read_text() )
+  assert DFXConfig.from_dict( record["config"] ).mem_word_elems == 8
+  assert "hbm_req" in ( out / record["files"][0] ).read_text()
+  check_lint( out )
 
 
 def test_its_units_are_the_modules_the_verilator_appliance_runs( written, tmp_path ):
