@@ -274,7 +274,9 @@ class DFXConfig:
 
   @property
   def hbm_bytes_per_cycle(self) -> int:
-    return self.hbm_channels * self.hbm_channel_bits // 8
+    """Peak HBM bytes per kernel cycle: every port moving its width (a
+    channel's bits, at most one memory word)."""
+    return self.hbm_channels * min(self.hbm_channel_bits, self.mem_word_bits) // 8
 
   @property
   def hbm_gbps(self) -> float:
