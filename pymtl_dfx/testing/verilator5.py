@@ -59,7 +59,9 @@ def opt_level():
   """g++ optimisation of the per-cycle code: DFX_VL_OPT (e.g. -O0, -O1).
   The default's -march=native ran the d=32 1-core appliance 1.6x faster
   than -O1 or -O2 alone (37k -> 60-62k cycles/s, 2026-12-01, on a CPU with
-  AVX-512: wide words in vector registers) in about the same build time; the library then runs only on CPUs
+  AVX-512: wide words in vector registers) in about the same build time,
+  while the 4-core appliance, whose code is far past the caches, ran 16 %
+  slower (3,253 -> 2,740 cycles/s); the library then runs only on CPUs
   like the one that built it, and ccache keys on the flag's text, so a
   ccache shared between different CPUs needs an explicit -march."""
   return os.environ.get( "DFX_VL_OPT", "-O2 -march=native" )
