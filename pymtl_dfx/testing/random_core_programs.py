@@ -77,7 +77,7 @@ from hypothesis import strategies as st
 from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
 from ..units.dma.msgs import mk_dma_types
-from ..units.memory.msgs import words_to_array, write_requests
+from ..units.memory.msgs import array_to_words, words_to_array, write_requests
 from .core_mixing import DEPTHS, dfx_config
 
 F16 = np.float16
@@ -691,9 +691,8 @@ class StreamRunner:
           st_ = s._stores( m, i )
           C = len( st_ )
           for a, w in prog.init[m]:
-            bits = _bits( w )
-            for k in range( len( w ) ):
-              st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = int.from_bytes( bits[k].tobytes(), "little" )
+            for k, word in enumerate( array_to_words( w ) ):
+              st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = word
       return
     want = []
     for i, prog in enumerate( progs ):

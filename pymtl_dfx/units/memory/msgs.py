@@ -38,14 +38,19 @@ def all_elems( elems ):
   return ( 1 << elems ) - 1
 
 
+def array_to_words( img ):
+  """The rows of an [n, E] FP16 array as n memory words (ints); the inverse
+  of `words_to_array`."""
+  bits = np.ascontiguousarray( img ).view( "<u2" )
+  return [ int.from_bytes( row.tobytes(), "little" ) for row in bits ]
+
+
 def write_requests( Req, img, base=0 ):
   """Requests (of type Req) storing the rows of an [n, E] FP16 array, one
   word each, at word addresses base, base+1, ...: how a host loads an
   image into a memory at every level."""
-  bits = np.ascontiguousarray( img ).view( "<u2" )
   strb = all_elems( img.shape[1] )
-  return [ Req( 1, base + k, strb, int.from_bytes( bits[k].tobytes(), "little" ) )
-           for k in range( img.shape[0] ) ]
+  return [ Req( 1, base + k, strb, w ) for k, w in enumerate( array_to_words( img ) ) ]
 
 
 def words_to_array( words, elems ):

@@ -28,6 +28,7 @@ from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.DMACL import DMACL
 from pymtl_dfx.units.dma.streams import join_elems
+from pymtl_dfx.units.memory.msgs import all_elems
 from pymtl_dfx.units.dma.DMARTL import DMARTL
 from pymtl_dfx.units.dma.DMAFL import DMAFL
 from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, mk_dma_types
@@ -136,7 +137,7 @@ def host_msgs( H, mem0, mem1, changed_only=False, busy=() ):
   words = lambda a, k: join_elems( [ int( x ) for x in N.bits( a[k] ) ] )
   for k in range( mem0.shape[0] ):
     if N.bits( mem0[k] ).any():
-      reqs.append( Req( 1, k, ( 1 << mem0.shape[1] ) - 1, words( mem0, k ) ) )
+      reqs.append( Req( 1, k, all_elems( mem0.shape[1] ), words( mem0, k ) ) )
       phases.append( 0 )
       resps.append( Resp( 0 ) )
   n_load = len( reqs )
