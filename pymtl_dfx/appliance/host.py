@@ -319,7 +319,11 @@ class Host:
     s.load_cycles = s.readback_cycles = 0
     s.prompt_len = None
     cfg = compiled.dfx
+    images = getattr( compiled, "images", None )   # None: a `perf.Planned` model
     if level == "func":
+      if images is None:
+        raise ValueError( "the functional appliance computes on the weights: compile the model "
+                          "(a planned model without memory images runs at fl, cl, rtl, verilog)" )
       if levels:
         raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog), not func" )
       s.appliance = ApplianceFunc( cfg, compiled.images, compiled.readonly_hbm_words )
@@ -328,13 +332,17 @@ class Host:
       return
     T = mk_dma_types( cfg )
     s.specs = { "hbm": T["hbm"], "ddr": T["ddr"] }
-    s.depth = { "hbm": hbm_depth or _depth_for( compiled.images, 0, T["hbm"].channels ),
-                "ddr": ddr_depth or _depth_for( compiled.images, 1, T["ddr"].channels ) }
-    for k, m in enumerate( ( "hbm", "ddr" ) ):
+    # a planned model's memories hold zeros: its layout's words, none loaded
+    need = { m: ( [ img[k].shape[0] for img in images ] if images is not None
+                  else [ compiled.layout[m]["words"] ] )
+             for k, m in enumerate( ( "hbm", "ddr" ) ) }
+    s.depth = { "hbm": hbm_depth or _depth_for( need["hbm"], T["hbm"].channels ),
+                "ddr": ddr_depth or _depth_for( need["ddr"], T["ddr"].channels ) }
+    for m in ( "hbm", "ddr" ):
       words = s.depth[m] * s.specs[m].channels
-      for i, img in enumerate( compiled.images ):
-        if img[k].shape[0] > words:
-          raise ProgramError( f"core {i}: the {m.upper()} image has {img[k].shape[0]} words; "
+      for i, n in enumerate( need[m] ):
+        if n > words:
+          raise ProgramError( f"core {i}: the {m.upper()} image has {n} words; "
                               f"the modelled memory holds {words} ({m}_depth={s.depth[m]} rows "
                               f"x {s.specs[m].channels} channels)" )
     whole = level == "verilog"
@@ -346,7 +354,8 @@ class Host:
     s.fast = _VerilatedSteps( s.top.dut, compiled.cores ) if whole and not line_trace else None
     s.top.sim_reset()
     s.unit_busy = [ dict.fromkeys( UNITS, 0 ) for _ in range( compiled.cores ) ]
-    s._load_images()
+    if images is not None:
+      s._load_images()
 
   # -- memories through the host ports -------------------------------------------
 
@@ -477,6 +486,15 @@ class Host:
       s.appliance.sim_tick()
     return s.appliance.sim_cycle_count() - start, None
 
+  def seek( s, pos ):
+    """The next step runs at position `pos`, over whatever the K/V cache
+    holds (a step's cycles do not depend on its values): one step of a long
+    generation, timed without the steps before it."""
+    if not 0 <= pos < s.model.layout["max_tokens"]:
+      raise ValueError( f"position {pos} is outside the compiled context of "
+                        f"{s.model.layout['max_tokens']}" )
+    s.pos = pos
+
   def step( s, token, want_logits ):
     m = s.model
     t0 = time.perf_counter()
@@ -545,8 +563,8 @@ class Host:
     return out
 
 
-def _depth_for( images, k, channels ):
-  """Rows per channel (a power of two) that hold the largest image."""
-  words = max( img[k].shape[0] for img in images )
+def _depth_for( words, channels ):
+  """Rows per channel (a power of two) that hold the largest of `words`."""
+  words = max( words )
   rows = max( 2, -( -words // channels ) )
   return 1 << ( rows - 1 ).bit_length()

@@ -38,12 +38,12 @@ class ApplianceTiming:
     for c, w in zip( cores, words ):
       c.load( w )
     folder = Folder( s, layers ) if layers else None
-    s.folded = 0
+    s.folded = s.skipped = 0
     k = 0
     while True:
       if folder is not None:
         k = folder.at( k, tracks )
-        s.folded = folder.folded
+        s.folded, s.skipped = folder.folded, folder.skipped
       # ports: a link's send.val and recv.rdy come from its state
       send_val = [ l.head() is not None for l in links ]
       recv_rdy = [ l.can_accept() for l in links ]

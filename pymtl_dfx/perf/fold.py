@@ -223,6 +223,7 @@ class Folder:
     s.j = 0                     # the next anchor
     s.last = None               # (key, stats) at the previous anchor
     s.folded = 0                # stretches folded
+    s.skipped = 0               # the cycles they stand for, not simulated
 
   def at( s, k, tracks ):
     """Called before cycle k; returns the (possibly moved) k."""
@@ -237,7 +238,9 @@ class Folder:
     now = stats_of( k, tracks, s.app.cores )
     if s.last is not None and s.last[0] == key and foldable( s.app, s.layers, j ):
       S = L - 1 - j
+      k0 = k
       k = jump( s.app, tracks, s.layers, k, s.last[1], now, S )
+      s.skipped += k - k0
       s.folded += S
       s.j = L - 1
       s.last = None

@@ -18,6 +18,8 @@ from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.perf.appliance import ApplianceTiming
+from pymtl_dfx.perf.steps import time_step
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 GPT = GPT2Config( n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32, name="small" )
@@ -89,3 +91,30 @@ def test_schedule_matches_host_generate():
   assert perf.schedule( [ 5, 17 ], 2, [ 40 ] ) == [ ( 5, False ), ( 17, True ), ( 40, True ) ]
   assert perf.schedule( [ 5 ], 1 ) == [ ( 5, True ) ]
   assert perf.schedule( [ 5, 6 ], 3 ) == [ ( 5, False ), ( 6, True ), ( 6, True ), ( 6, True ) ]
+
+
+def test_one_step_of_a_planned_model_at_a_later_position():
+  """The full-size check (`sim/check_perf_full_size.py`) runs one step of a
+  planned model (no weights: memories zeroed) at CL at a position reached
+  without the steps before it; here the same on the small model: CL ==
+  perf's step at that position, per op class and unit."""
+  model = perf.planned( GPT, dfx_config( 1, [] ), 1 )
+  pos = 20
+  host = Host( model, "cl" )
+  host.seek( pos )
+  host.step( 3, True )
+  cl = host.results()
+  want = time_step( model, ApplianceTiming( model.dfx, 1 ), model.emitter(), 3, pos, True )
+  assert [ want["cycles"] ] == cl["step_cycles"]
+  assert [ want["classes"] ] == cl["step_classes"]
+  assert want["busy"] == cl["unit_busy"]
+  assert host.load_cycles == 0 and cl["readback_cycles"] > 0
+
+
+def test_a_planned_model_has_no_functional_level_nor_positions_past_its_context():
+  model = perf.planned( GPT, dfx_config( 1, [] ), 1, max_tokens=8 )
+  with pytest.raises( ValueError, match="functional appliance computes on the weights" ):
+    Host( model, "func" )
+  host = Host( model, "cl" )
+  with pytest.raises( ValueError, match="position 8 is outside the compiled context of 8" ):
+    host.seek( 8 )
