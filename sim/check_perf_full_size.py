@@ -43,8 +43,8 @@ def main():
   t0 = time.perf_counter()
   p = time_step( model, ApplianceTiming( dfx, args.cores ), model.emitter(), token, args.pos, want )
   t_perf = time.perf_counter() - t0
-  print( f"{what}\nperf: {p['cycles']:,} cycles in {t_perf:.1f} s ({p['folded']} layer bodies folded)",
-         flush=True )
+  print( f"{what}\nperf: {p['cycles']:,} cycles in {t_perf:.1f} s ({p['folded']} layer bodies "
+         f"folded, {p['skipped']:,} cycles not simulated)", flush=True )
 
   t0 = time.perf_counter()
   host = Host( model, "cl" )

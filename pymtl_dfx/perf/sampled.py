@@ -99,6 +99,7 @@ def _time_one( args ):
   app = ApplianceTiming( model.dfx, model.cores )
   rec = time_step( model, app, model.emitter(), token, pos, want )
   rec.pop( "folded" )
+  rec.pop( "skipped" )
   return rec
 
 

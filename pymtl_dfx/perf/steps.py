@@ -69,7 +69,8 @@ def schedule( prompt_ids, n_new, tokens=None ):
 def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   """One step on `app` (an `ApplianceTiming` of the model's cores): its
   cycles with the host's cost, cycles per op class, busy cycles per unit
-  of every core, and the decoder layers folded."""
+  of every core, the decoder layers folded and the cycles they stood for
+  (not simulated)."""
   cfg = compiled.dfx
   progs = step_programs( compiled, emitter, token, pos, want )
   layers = None
@@ -82,7 +83,8 @@ def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   k, per_class = add_host_step( cfg, k, tracks[ slowest ].cycles )
   busy = [ { name: t.busy[u] for u, name in enumerate( UNITS ) } for t in tracks ]
   stalls = [ { name: dict( c.stalls.by_unit[u] ) for u, name in enumerate( UNITS ) } for c in app.cores ]
-  return dict( cycles=k, classes=per_class, busy=busy, stalls=stalls, folded=app.folded )
+  return dict( cycles=k, classes=per_class, busy=busy, stalls=stalls, folded=app.folded,
+               skipped=app.skipped )
 
 
 def empty_result( cores ):
@@ -120,6 +122,7 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
     step = time_step( compiled, app, emitter, token, pos, want, fold )
     add_step( res, step, "summarization" if pos < len( prompt_ids ) else "generation" )
     res.setdefault( "folded_layers", [] ).append( step["folded"] )
+    res.setdefault( "skipped_cycles", [] ).append( step["skipped"] )
     if on_step:
       on_step( pos, step["cycles"] )
   return res

@@ -43,6 +43,10 @@ def test_fold_keeps_every_cycle( n_layer, cores, prompt, new, hbm_channels ):
   assert folded["unit_stalls"] == plain["unit_stalls"]
   assert all( n > 0 for n in folded["folded_layers"] )
   assert not any( plain["folded_layers"] )
+  # what a fold skipped is cycles of the step that were not simulated
+  host = DFXConfig().host_step_cycles
+  assert all( 0 < n < c - host for n, c in zip( folded["skipped_cycles"], folded["step_cycles"] ) )
+  assert not any( plain["skipped_cycles"] )
 
 
 def test_no_fold_below_three_bodies():
