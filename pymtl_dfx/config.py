@@ -274,9 +274,8 @@ class DFXConfig:
 
   @property
   def hbm_bytes_per_cycle(self) -> int:
-    """Peak HBM bytes per kernel cycle: every port moving its width (a
-    channel's bits, at most one memory word)."""
-    return self.hbm_channels * min(self.hbm_channel_bits, self.mem_word_bits) // 8
+    """Peak HBM bytes per kernel cycle: every port at its own rate."""
+    return int(self.hbm_channels * self.hbm_port_words_per_cycle * self.mem_word_bytes)
 
   @property
   def hbm_gbps(self) -> float:

@@ -23,7 +23,7 @@ from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.config import DFXConfig, gpt2_preset
 from pymtl_dfx.perf.appliance import ApplianceTiming
 from pymtl_dfx.perf.steps import time_step
-from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.testing.perf_check import step_rows
 
 
 def main():
@@ -59,11 +59,7 @@ def main():
          f"{sim_cycles / t_cl:.0f} simulated cycles/s)" )
 
   same = True
-  rows = [ ( "cycles", p["cycles"], cl["cycles"] ) ]
-  rows += [ ( f"class {c}", n, cl["step_classes"][0].get( c ) ) for c, n in p["classes"].items() ]
-  for i, ( pb, cb ) in enumerate( zip( p["busy"], cl["unit_busy"] ) ):
-    rows += [ ( f"core {i} {u} busy", pb[u], cb[u] ) for u in UNITS ]
-  for name, a, b in rows:
+  for name, a, b in step_rows( p, cl ):
     same &= a == b
     print( f"  {name:<22} perf {a:>10,}  CL {b:>10,}  {'' if a == b else 'DIFFERENT'}" )
   print( "perf == CL" if same else "perf != CL" )

@@ -21,3 +21,14 @@ def assert_perf_equals_cl( compiled, prompt, new, tokens, cl ):
   for key in ( "cycles", "stage_cycles", "class_cycles" ):
     assert got[ key ] == cl[ key ], key
   return seconds
+
+
+def step_rows( step, cl ):
+  """(what, perf, CL) for one step: `step` a `perf.steps.time_step` record,
+  `cl` a CL Host's results() after that one step; the step's cycles, its
+  cycles per op class and every core's busy cycles per unit."""
+  rows = [ ( "cycles", step["cycles"], cl["step_cycles"][0] ) ]
+  rows += [ ( f"class {c}", n, cl["step_classes"][0].get( c ) ) for c, n in step["classes"].items() ]
+  for i, ( pb, cb ) in enumerate( zip( step["busy"], cl["unit_busy"] ) ):
+    rows += [ ( f"core {i} {u} busy", n, cb[u] ) for u, n in pb.items() ]
+  return rows
