@@ -87,3 +87,21 @@ def ckpt( tmp_path, tiny_weights ):
   path = tmp_path / "ckpt"
   save_checkpoint( path, tiny_weights )
   return path
+
+
+def pytest_terminal_summary( terminalreporter ):
+  """The fuzz cases this run tried, per category and outcome (the
+  `fuzz_cases` property of tests/test_fuzz.py, from every xdist worker)."""
+  counts = {}
+  for rep in terminalreporter.stats.get( "passed", [] ) + terminalreporter.stats.get( "failed", [] ):
+    for name, value in getattr( rep, "user_properties", () ):
+      if name == "fuzz_cases":
+        for category, outcomes in value.items():
+          for what, n in outcomes.items():
+            counts.setdefault( category, {} )[ what ] = counts.get( category, {} ).get( what, 0 ) + n
+  if counts:
+    total = sum( sum( v.values() ) for v in counts.values() )
+    terminalreporter.write_line(
+      f"fuzz: {total} cases: " + "; ".join(
+        f"{c} {sum( v.values() )} ({', '.join( f'{k} {n}' for k, n in sorted( v.items() ) )})"
+        for c, v in sorted( counts.items() ) ) )
