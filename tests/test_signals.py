@@ -269,3 +269,23 @@ def test_an_ignored_sighup_stays_ignored( tmp_path ):
   assert p.poll() is None               # still waiting in compile
   code, _, err = _stop( p, signal.SIGTERM )
   assert ( code, err ) == ( 143, b"dfx generate: terminated\n" ) and os.listdir( out ) == []
+
+
+def test_sigterm_to_dfx_alone_stops_its_workers( tmp_path ):
+  """`kill PID` (or `timeout`) reaches the main process only: the timing
+  workers it started are stopped too, not waited for (a GPT-2 step takes
+  them tens of seconds)."""
+  p, _ = _start( tmp_path, "none", [ "perf", "--model", "gpt2", "--in", "2", "--out", "1",
+                                     "--exact", "--jobs", "2", "--no-cache" ] )
+  workers = []
+
+  def working():
+    workers[:] = [ k for k, _ in _children( p.pid ) ]
+    return len( workers ) == 2
+  _wait_for( p, working, "two workers" )
+  time.sleep( 0.5 )                 # into their steps
+  t0 = time.monotonic()
+  code, _, err = _stop( p, signal.SIGTERM )
+  assert ( code, err ) == ( 143, b"dfx perf: terminated\n" )
+  assert time.monotonic() - t0 < 10
+  assert not any( os.path.exists( f"/proc/{k}" ) for k in workers )
