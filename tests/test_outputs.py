@@ -79,7 +79,7 @@ KINDS = [ "empty", "devnull", "fifo", "wrong type", "symlink", "dangling symlink
           "model config.json", "model model.safetensors", "model tokenizer.json",
           "model vocab.json", "model merges.txt", "hard link to the model's config.json",
           "../ spelling of the model's config.json", "missing parent", "parent is a file",
-          "non-empty directory", "NUL byte" ]
+          "non-empty directory", "symlink loop on the way", "NUL byte" ]
 
 
 def _applies( kind, cmd, is_file ):
@@ -145,6 +145,9 @@ def _make( kind, is_file, cmd, model, tmp_path ):
     ( t / "used" ).mkdir()
     ( t / "used" / "keep.v" ).write_text( "// someone's\n" )
     return str( t / "used" ), "used: is a directory that is not empty"
+  if kind == "symlink loop on the way":
+    os.symlink( "loop", t / "loop" )
+    return str( t / "loop" / "x" ), "loop/x: a symbolic link loop"
   if kind == "NUL byte":
     return "a\0b", "the path contains a NUL character"
   raise AssertionError( kind )
