@@ -9,25 +9,41 @@ images, reports) goes through `atomic_path`, `atomic_open` or
      and mode 0o666 so that the umask decides the permissions as for any new
      file (tempfile.mkstemp would force 0o600);
   2. it is flushed and fsync'ed, then `os.replace`d over the target;
-  3. on any exception, KeyboardInterrupt included, the temporary file is
-     removed and the target is left as it was (absent or the old content).
+  3. on any exception, KeyboardInterrupt included (and SIGTERM or SIGHUP,
+     which `dfx` turns into one), the temporary file is removed and the
+     target is left as it was (absent or the old content).
 
 A reader (or a crash) therefore sees the old file or the whole new one.
+The target must be absent or a regular file, and not a symbolic link
+(`outputs.check_target`): replacing /dev/null or a link with a plain file
+would destroy what was there.  The temporary file is `NAME.dfx-partial-HEX`
+beside the target, so that one a SIGKILL leaves behind says what it is; an
+OSError while writing it names the target, never the temporary name.
 """
 
 import contextlib
 import os
 import secrets
 
-# Temporary names start with a dot and end in .tmp so that a listing or a
-# glob for the real file never picks one up.
-TMP_SUFFIX = ".tmp"
+from .outputs import check_target
+
+# NAME.dfx-partial-HEX: the target's own name first, so that a user who finds
+# one (after a SIGKILL or a power cut) knows whose partial write it is, and
+# no glob for the real file (*.dfx, *.json) picks it up.
+PARTIAL = ".dfx-partial-"
 
 
 def temp_name(path) -> str:
   """A fresh temporary name next to `path`."""
   directory, base = os.path.split(os.path.abspath(os.fspath(path)))
-  return os.path.join(directory, f".{base}.{secrets.token_hex(6)}{TMP_SUFFIX}")
+  return os.path.join(directory, f"{base}{PARTIAL}{secrets.token_hex(6)}")
+
+
+def is_partial(name) -> bool:
+  """Whether a file name is one of temp_name's."""
+  base, sep, tail = os.path.basename(os.fspath(name)).rpartition(PARTIAL)
+  return bool(base and sep and len(tail) == 12
+              and all(c in "0123456789abcdef" for c in tail))
 
 
 def _create(tmp):
@@ -65,6 +81,40 @@ def _discard(tmp):
     pass
 
 
+def _as_target(e, tmp, path):
+  """An OSError of the temporary file, as one of the target: the user
+  never asked for the temporary name (errno keeps the subclass)."""
+  if e.errno is not None and e.filename in (None, tmp) and e.filename2 in (None, tmp, path):
+    return OSError(e.errno, e.strerror or os.strerror(e.errno), path)
+  if tmp in str(e):
+    return OSError(str(e).replace(tmp, path))
+  return e
+
+
+@contextlib.contextmanager
+def _temporary(path):
+  """The temporary name for `path`, removed on any exception (also one that
+  arrives while it is being created: the name is known first) and never in
+  an error message.  Yields [tmp, fd]."""
+  path = check_target(path)
+  tmp = temp_name(path)
+  made = [tmp, None]
+  try:
+    try:
+      made[1] = _create(tmp)
+    except FileExistsError:
+      tmp = None            # someone else's file: not ours to remove
+      raise
+    yield made
+  except BaseException as e:
+    if tmp is not None:
+      _discard(tmp)
+    new = _as_target(e, made[0], path) if isinstance(e, OSError) else e
+    if new is e:
+      raise
+    raise new from e
+
+
 @contextlib.contextmanager
 def atomic_path(path):
   """Yield a temporary file name for a writer that wants a path (e.g.
@@ -74,11 +124,9 @@ def atomic_path(path):
   the name is reserved; the writer may truncate or rewrite it.
   """
   path = os.fspath(path)
-  tmp = temp_name(path)
-  fd = _create(tmp)
-  mode = os.fstat(fd).st_mode & 0o7777     # 0o666 less the umask
-  os.close(fd)
-  try:
+  with _temporary(path) as (tmp, fd):
+    mode = os.fstat(fd).st_mode & 0o7777     # 0o666 less the umask
+    os.close(fd)
     yield tmp
     # Some writers (safetensors) write their own temporary file with mode
     # 0o600 and rename it over ours: give it the umask's mode back.
@@ -86,9 +134,6 @@ def atomic_path(path):
       os.chmod(tmp, mode)
     _fsync_file(tmp)
     os.replace(tmp, path)
-  except BaseException:
-    _discard(tmp)
-    raise
   fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 
@@ -99,24 +144,18 @@ def atomic_open(path, mode="w", encoding="utf-8", newline=None):
   if mode not in ("w", "wb"):
     raise ValueError(f"atomic_open writes whole files: mode 'w' or 'wb', not {mode!r}")
   path = os.fspath(path)
-  tmp = temp_name(path)
-  fd = _create(tmp)
-  try:
-    f = os.fdopen(fd, mode, **({} if mode == "wb" else
-                               dict(encoding=encoding, newline=newline)))
-  except BaseException:
-    os.close(fd)
-    _discard(tmp)
-    raise
-  try:
+  with _temporary(path) as (tmp, fd):
+    try:
+      f = os.fdopen(fd, mode, **({} if mode == "wb" else
+                                 dict(encoding=encoding, newline=newline)))
+    except BaseException:
+      os.close(fd)
+      raise
     with f:
       yield f
       f.flush()
       os.fsync(f.fileno())
     os.replace(tmp, path)
-  except BaseException:
-    _discard(tmp)
-    raise
   fsync_dir(os.path.dirname(os.path.abspath(path)))
 
 

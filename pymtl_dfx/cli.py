@@ -16,11 +16,16 @@ stderr for slow steps, only on a terminal and never with --json.
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
 a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
 than the model's positions); --debug shows the traceback instead.  A closed
-pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line.
+pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line; SIGTERM (kill,
+timeout, CI) and SIGHUP unwind as Ctrl-C does, removing every partial
+output, and exit 128 + the signal (143, 129) with one line.  Every output
+path is checked before anything is loaded (`outputs`, docs/outputs.md).
 """
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import time
 
@@ -84,6 +89,83 @@ class UsageError( Exception ):
 # NaN logits ArithmeticError.  Anything else is a bug and keeps its traceback.
 USER_ERRORS = ( ValueError, OSError, ArithmeticError, MemoryError )
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
+
+
+# -- SIGTERM and SIGHUP: unwound as Ctrl-C ---------------------------------------------
+
+# The signals `timeout`, `kill`, CI cancellation and a closed terminal send,
+# and the word of main's one line for each.
+STOP_SIGNALS = { name: word for name, word in ( ( "SIGTERM", "terminated" ),
+                                                ( "SIGHUP", "hangup" ) )
+                 if hasattr( signal, name ) }
+
+
+class Terminated( KeyboardInterrupt ):
+  """SIGTERM or SIGHUP, raised where the program is so that it unwinds as
+  Ctrl-C does: every atomic write and temporary folder removes itself on the
+  way out (`except BaseException`), and generate's --json prints its
+  partial record.  main exits 128 + the signal's number."""
+
+  def __init__( s, signum ):
+    super().__init__( signum )
+    s.signum = signum
+    s.word = STOP_SIGNALS.get( signal.Signals( signum ).name, "terminated" )
+
+
+@contextlib.contextmanager
+def stop_signals_unwind():
+  """While the block runs, SIGTERM and SIGHUP raise Terminated.  A signal
+  that was ignored when the program started (nohup) stays ignored; a second
+  one while the first unwinds is ignored, so that the clean-up finishes; a
+  process forked meanwhile (perf's workers) still dies of it at once."""
+  pid = os.getpid()
+  old = {}
+
+  def handler( signum, frame ):
+    if os.getpid() != pid:
+      signal.signal( signum, signal.SIG_DFL )
+      os.kill( os.getpid(), signum )
+      return
+    for n in old:
+      signal.signal( n, signal.SIG_IGN )
+    raise Terminated( signum )
+
+  for name in STOP_SIGNALS:
+    n = getattr( signal, name )
+    try:
+      if signal.getsignal( n ) is signal.SIG_DFL:
+        old[ n ] = signal.signal( n, handler )
+    except ValueError:      # not the main thread: signals are not ours to take
+      break
+  try:
+    yield
+  finally:
+    for n, h in old.items():
+      signal.signal( n, h )
+
+
+# -- output paths --------------------------------------------------------------------
+
+def check_outputs( args ):
+  """Every path the command would write, checked before anything is loaded
+  or compiled (`outputs`: OutputPathError, one line naming the path and the
+  reason): --save-image (a file), --out of verilog, report, sweep and demo
+  and the step cache (directories), against the files the run reads."""
+  from . import outputs
+  model = getattr( args, "model", None ) or ( TINY_ENGLISH if args.cmd == "demo" else None )
+  reads = outputs.model_reads( model )
+  if getattr( args, "image", None ):
+    reads[ args.image ] = "--image"
+  if getattr( args, "save_image", None ) is not None:
+    outputs.check_file( args.save_image, "--save-image", reads )
+  if args.cmd in ( "verilog", "report", "sweep", "demo" ) and args.out is not None:
+    outputs.check_dir( args.out, "--out", reads, empty=args.cmd == "verilog" )
+  if hasattr( args, "cache" ):
+    from .perf.cli import cache_dir
+    where = cache_dir( args )
+    if where is not None:
+      outputs.check_dir( where, "--cache" if args.cache is not None else "the step cache",
+                         reads )
 
 
 class _Parser( argparse.ArgumentParser ):
@@ -544,7 +626,8 @@ def _parser():
                        "  dfx sweep --model gpt2 --set cores=2 --grid d=32,64 --grid l=8,16 --out build/sweep\n"
                        "  dfx verilog --out build/core --set d=32 --set l=8\n"
                        "  dfx <command> --help   (each command's options and defaults)\n\n"
-                       "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe" )
+                       "exit codes: 0 ok, 1 error, 2 usage error, 130 Ctrl-C, 141 closed pipe, "
+                       "143 SIGTERM, 129 SIGHUP" )
   ap.add_argument( "--version", action="version", version=f"dfx (pymtl_dfx) {__version__}" )
   sub = ap.add_subparsers( dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser )
   p = sub.add_parser( "generate", parents=[ common ], formatter_class=_Formatter,
@@ -702,13 +785,18 @@ def main( argv=None ):
   json_out = getattr( args, "json", False )
 
   def fail( kind, message, code, line ):
-    print( line, file=sys.stderr )
-    if json_out and not getattr( args, "json_reported", False ):
-      _json_error( prog, kind, message, code )
+    try:
+      print( line, file=sys.stderr )
+      if json_out and not getattr( args, "json_reported", False ):
+        _json_error( prog, kind, message, code )
+    except OSError:         # SIGHUP: the terminal may be gone
+      pass
     return code
 
   try:
-    args.fn( args )
+    with stop_signals_unwind():
+      check_outputs( args )
+      args.fn( args )
   except UsageError as e:
     if args.debug:
       raise
@@ -717,9 +805,11 @@ def main( argv=None ):
     # `dfx generate ... | head`: the reader has what it wanted
     _silence_stdout()
     return EXIT_PIPE
-  except KeyboardInterrupt:
+  except KeyboardInterrupt as e:
     if args.debug:
       raise
+    if isinstance( e, Terminated ):
+      return fail( "interrupted", e.word, 128 + e.signum, f"{prog}: {e.word}" )
     return fail( "interrupted", "interrupted", EXIT_INTERRUPTED, f"{prog}: interrupted" )
   except USER_ERRORS as e:
     if args.debug:

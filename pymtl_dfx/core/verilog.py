@@ -21,8 +21,8 @@ appliance is built from).
 import json
 import os
 import re
+import secrets
 import shutil
-import tempfile
 
 from ..config import DFXConfig
 
@@ -47,17 +47,28 @@ def modules( verilog_text ):
 
 
 def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
-  """Write the core's Verilog into out_dir (created; must not exist or be
-  empty); returns the config.json record."""
+  """Write the core's Verilog into out_dir (created with its parents; must
+  not exist or be empty, `outputs.check_dir`); returns the config.json
+  record.  Everything is made in OUT.dfx-partial-HEX beside it and renamed
+  at the end; on any exception (Ctrl-C, SIGTERM, a lint failure) that folder
+  and the parents made for it are removed again."""
   from .. import __version__
+  from ..atomic import PARTIAL
+  from ..outputs import check_dir
   from ..rtlgen import lint as run_lint, translate, waiver_reason
-  out_dir = os.path.abspath( out_dir )
-  if os.path.exists( out_dir ) and ( not os.path.isdir( out_dir ) or os.listdir( out_dir ) ):
-    raise VerilogError( f"dfx verilog: {out_dir} exists and is not an empty directory" )
+  out_dir = os.path.abspath( check_dir( out_dir, "--out", empty=True ) )
   parent = os.path.dirname( out_dir )
-  os.makedirs( parent, exist_ok=True )
-  work = tempfile.mkdtemp( prefix=".dfx-verilog-", dir=parent )
+  made = []                              # the missing parents, deepest first
+  up = parent
+  while not os.path.exists( up ):
+    made.append( up )
+    up = os.path.dirname( up )
+  work = f"{out_dir}{PARTIAL}{secrets.token_hex( 6 )}"
+  mine = False
   try:
+    os.makedirs( parent, exist_ok=True )
+    os.mkdir( work, 0o700 )
+    mine = True
     path, top = translate( fpga_core( cfg ), work )
     record = dict( top=top, files=[ f"{top}.v" ], config=cfg.to_dict(),
                    pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
@@ -87,10 +98,23 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
     mode = 0o777 & ~_umask()
     os.chmod( work, mode )
     if os.path.isdir( out_dir ):
-      os.rmdir( out_dir )                # empty (checked above)
+      os.rmdir( out_dir )                # empty (checked above; refused if not)
     os.replace( work, out_dir )
-  except BaseException:
-    shutil.rmtree( work, ignore_errors=True )    # nothing half-written
+  except BaseException as e:
+    # nothing half-written: not the folder (mkdir may have made it just
+    # before a signal landed, so it goes unless it was someone else's), nor
+    # the parents made for it
+    if mine or not isinstance( e, FileExistsError ):
+      shutil.rmtree( work, ignore_errors=True )
+    for d in made:
+      try:
+        os.rmdir( d )
+      except OSError:
+        break
+    if isinstance( e, OSError ) and work in str( e ):      # name what the user asked for
+      if e.errno is not None and isinstance( e.filename, str ):
+        raise OSError( e.errno, e.strerror, e.filename.replace( work, out_dir ) ) from e
+      raise OSError( str( e ).replace( work, out_dir ) ) from e
     raise
   return record
 

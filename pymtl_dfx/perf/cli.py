@@ -49,10 +49,19 @@ def add_step_options( p, positive ):
   p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
 
 
+def cache_dir( args ):
+  """The step cache's directory the step options ask for (None: no cache);
+  an empty --cache is kept so that the output check refuses it."""
+  from .sampled import default_cache_dir
+  if args.no_cache:
+    return None
+  return args.cache if args.cache is not None else str( default_cache_dir() )
+
+
 def step_cache( args ):
   """The StepCache the step options ask for."""
-  from .sampled import StepCache, default_cache_dir
-  return StepCache( None if args.no_cache else ( args.cache or default_cache_dir() ) )
+  from .sampled import StepCache
+  return StepCache( cache_dir( args ) )
 
 
 def progress( what, enabled=True ):

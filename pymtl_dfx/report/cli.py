@@ -48,7 +48,9 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
   """Computes and writes the report; returns {what: path}."""
   from . import compute, figures, summary
   from .plan import PAPER
+  from ..outputs import check_dir
   plan = plan or PAPER
+  check_dir( out_dir, "--out" )           # before the minutes of timing, not after
   os.makedirs( out_dir, exist_ok=True )
   compute.fill( cache, plan, jobs, overrides, on_done )
   res = compute.results( cache, plan, overrides )

@@ -116,6 +116,8 @@ def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jo
   pareto.svg into out_dir; returns (the sweep.json record, {what: path})."""
   from . import figure, page
   from .resources import SYNTHESISED, U280, U280_SOURCE
+  from ..outputs import check_dir
+  check_dir( out_dir, "--out" )           # before the sweep, not after it
   t0 = time.perf_counter()
   recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done )
   os.makedirs( out_dir, exist_ok=True )

@@ -9,10 +9,10 @@ workers write the steps they time into the same cache directory, so with
 a cluster on other machines the cache should be on a file system they
 share (otherwise a rerun times those points again)."""
 
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 
 from ..perf.cli import report
-from ..perf.sampled import NotCached, StepCache, estimate, time_many
+from ..perf.sampled import NotCached, StepCache, estimate, time_many, worker_pool
 
 
 class DaskMissing( ValueError ):
@@ -76,7 +76,7 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
     for i, rec in _on_dask( dask, args ):
       keep( todo[i], rec )
   elif jobs > 1 and len( todo ) > 1:
-    with ProcessPoolExecutor( min( jobs, len( todo ) ) ) as pool:
+    with worker_pool( min( jobs, len( todo ) ) ) as pool:
       futures = { pool.submit( _latency_args, a ): i for i, a in zip( todo, args ) }
       for f in as_completed( futures ):
         keep( futures[f], f.result() )

@@ -10,7 +10,8 @@ import pytest
 from pymtl_dfx.appliance.Appliance import Appliance
 from pymtl_dfx.cli import main
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.core.verilog import VerilogError, modules, write_core_verilog
+from pymtl_dfx.core.verilog import modules, write_core_verilog
+from pymtl_dfx.outputs import OutputPathError
 from pymtl_dfx.rtlgen import translate
 
 # small enough to translate in about a minute: the same units as the paper's
@@ -85,6 +86,23 @@ def test_its_units_are_the_modules_the_verilator_appliance_runs( written, tmp_pa
 
 def test_refuses_a_directory_in_use( tmp_path ):
   ( tmp_path / "keep.v" ).write_text( "// someone's file\n" )
-  with pytest.raises( VerilogError, match="exists and is not an empty directory" ):
+  with pytest.raises( OutputPathError, match="is a directory that is not empty" ):
     write_core_verilog( DFXConfig().with_overrides( SETTINGS ), tmp_path, lint=False )
   assert os.listdir( tmp_path ) == [ "keep.v" ]
+
+
+def test_a_failed_write_leaves_nothing( tmp_path, monkeypatch ):
+  """Whatever stops the translation (here an error standing for SIGTERM),
+  neither the partial folder nor the parents made for it remain."""
+  from pymtl_dfx.core import verilog
+
+  def stops( component, out_dir ):
+    assert os.path.basename( out_dir ).startswith( "core.dfx-partial-" )
+    ( tmp_path / "seen" ).write_text( out_dir )
+    open( os.path.join( out_dir, "half.v" ), "w" ).write( "module" )
+    raise KeyboardInterrupt
+  monkeypatch.setattr( "pymtl_dfx.rtlgen.translate", stops )
+  with pytest.raises( KeyboardInterrupt ):
+    verilog.write_core_verilog( DFXConfig().with_overrides( SETTINGS ),
+                                tmp_path / "new" / "deeper" / "core", lint=False )
+  assert os.listdir( tmp_path ) == [ "seen" ]
