@@ -41,6 +41,9 @@ def cmd_numerics( args ):
 
 def cmd_demo( args ):
   import json
+  if args.out is not None and args.paper == "skip":
+    raise UsageError( f"--out {args.out} draws the comparison with the paper, which "
+                      f"--paper skip leaves out; drop one of them" )
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
   gpt = read_config( TINY_ENGLISH )
@@ -169,13 +172,33 @@ def _dfx_config( args ):
     raise UsageError( str( e ) ) from None
 
 
+def model_dir( spec ):
+  """The checkpoint directory --model names, or None for a preset.
+
+  The one rule for a name that is both: a preset's bare name (`tiny`)
+  means the preset, whatever the current directory holds; a folder of that
+  name is spelled as a path (`./tiny`).  So a command means the same in
+  every directory.
+  """
+  from .config import GPT2_PRESETS
+  if spec in GPT2_PRESETS:
+    return None
+  return spec if os.path.isdir( spec ) else None
+
+
 def _model_config( spec ):
-  """The model's GPT2Config, without loading its weights."""
+  """The model's GPT2Config, without loading its weights; says on stderr
+  when a folder in the current directory has a preset's name (not used)."""
   from .config import GPT2_PRESETS, gpt2_preset
   from .gpt2.checkpoint import read_config
-  if os.path.isdir( spec ):
-    return read_config( spec )
+  path = model_dir( spec )
+  if path is not None:
+    return read_config( path )
   if spec in GPT2_PRESETS:
+    if os.path.isdir( spec ):
+      print( f"dfx: note: --model {spec} is the preset {spec!r}, not the folder "
+             f"{os.path.join( os.curdir, spec )} (write that path for the folder)",
+             file=sys.stderr )
     return gpt2_preset( spec )
   raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
                     f"preset ({', '.join( GPT2_PRESETS )})" )
@@ -183,7 +206,7 @@ def _model_config( spec ):
 
 def _load_weights( spec, cfg, seed ):
   from .gpt2 import load_checkpoint, random_weights
-  if os.path.isdir( spec ):
+  if model_dir( spec ) is not None:
     w = load_checkpoint( spec )
     if w.config != cfg:    # the directory changed under us
       raise ValueError( f"{spec}: config.json changed while loading" )
@@ -364,7 +387,7 @@ def cmd_generate( args ):
   host_kw = _host_kwargs( args )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = _model_config( args.model )
-  tok = load_tokenizer( args.model if os.path.isdir( args.model ) else None, cfg.vocab_size )
+  tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
   check_context( len( ids ), args.new_tokens, cfg )
   choose, stop = _chooser( args, tok )
