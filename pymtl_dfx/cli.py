@@ -587,7 +587,8 @@ def _parser():
                              "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl" )
   p.add_argument( "--model", default=TINY_ENGLISH,
                   help=f"a preset ({presets}) or a Hugging Face GPT-2 folder (config.json, "
-                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt); "
+                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt; a "
+                       f"preset's name means the preset, ./NAME a folder of that name); "
                        f"the default is the shipped English GPT-2" )
   g = p.add_mutually_exclusive_group( required=True )
   g.add_argument( "--prompt", help="prompt text (needs the model's tokenizer; a preset "
