@@ -302,6 +302,22 @@ class _Progress:
 
 # -- decoding options ---------------------------------------------------------------
 
+DEFAULT_SEED = 0
+
+
+def _resolve_seed( args ):
+  """--seed (default DEFAULT_SEED), refused where it would seed nothing: a
+  folder's or an image's weights are not random, and greedy decoding draws
+  no samples."""
+  if args.seed is not None and not args.temperature and (
+      args.image or model_dir( args.model ) is not None ):
+    whose = f"--image {args.image} holds the weights" if args.image else \
+      f"--model {args.model} has its own weights"
+    raise UsageError( f"--seed {args.seed} seeds nothing here: {whose} and greedy decoding "
+                      f"draws no samples; drop --seed or add --temperature" )
+  if args.seed is None:
+    args.seed = DEFAULT_SEED
+
 def _chooser( args, tok ):
   """(choose, stop token) from --temperature, --top-k, --stop-at-eos, --seed."""
   from .gpt2.decoding import Sampler, greedy_token
@@ -390,6 +406,7 @@ def cmd_generate( args ):
   tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
   check_context( len( ids ), args.new_tokens, cfg )
+  _resolve_seed( args )
   choose, stop = _chooser( args, tok )
   n_tokens = len( ids ) + args.new_tokens
   progress = _Progress( "dfx generate", _stderr_is_tty() and not args.json )
@@ -607,8 +624,9 @@ def _parser():
                        "appliance in Verilator" )
   p.add_argument( "--unit-levels", type=_unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
-  p.add_argument( "--seed", type=seed_type, default=0,
-                  help="seed of a preset's random weights and of sampling" )
+  p.add_argument( "--seed", type=seed_type, default=None,
+                  help=f"seed of a preset's random weights and of sampling (default: "
+                       f"{DEFAULT_SEED})" )
   p.add_argument( "--temperature", type=_float_at_least_0, default=0.0,
                   help="sample from softmax(logits / T) on the host; 0 is greedy decoding" )
   p.add_argument( "--top-k", type=_int_at_least( 1 ), default=None,

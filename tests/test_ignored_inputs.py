@@ -22,7 +22,11 @@ def _usage_error( capsys, argv, message ):
   except SystemExit as e:      # argparse's own usage errors
     assert e.code == 2
   out, err = capsys.readouterr()
-  assert out == "" and len( err.splitlines() ) == 1 and message in err, err
+  assert len( err.splitlines() ) == 1 and message in err, err
+  if "--json" in argv:
+    assert json.loads( out )["error"]["exit_code"] == 2
+  else:
+    assert out == ""
   return err
 
 
@@ -73,6 +77,30 @@ def test_demo_out_with_paper_skip( capsys, tmp_path ):
   _usage_error( capsys, [ "demo", "--paper", "skip", "--out", str( tmp_path / "fig" ) ],
                 f"--out {tmp_path / 'fig'} draws the comparison with the paper, which --paper "
                 f"skip leaves out" )
+
+
+@pytest.mark.parametrize( "where", [ "folder", "image" ] )
+def test_seed_that_seeds_nothing( capsys, tmp_path, where ):
+  cfg = GPT2Config( n_layer=1, n_embd=64, n_head=1, vocab_size=300, n_positions=16 )
+  folder = tmp_path / "m"
+  save_checkpoint( folder, random_weights( cfg, 1 ) )
+  gen = [ "generate", "--prompt-ids", "1", "--new-tokens", "1", "--json" ]
+  if where == "folder":
+    gen += [ "--model", str( folder ) ]
+    whose = f"--model {folder} has its own weights"
+  else:
+    image = tmp_path / "tiny.dfx"
+    assert main( gen + [ "--model", "tiny", "--seed", "4", "--save-image", str( image ) ] ) == 0
+    capsys.readouterr()
+    gen += [ "--model", "tiny", "--image", str( image ) ]
+    whose = f"--image {image} holds the weights"
+  _usage_error( capsys, gen + [ "--seed", "3" ],
+                f"--seed 3 seeds nothing here: {whose} and greedy decoding draws no samples" )
+  # with sampling it seeds the draws, and without --seed the default is used
+  assert main( gen + [ "--seed", "3", "--temperature", "1" ] ) == 0
+  assert json.loads( capsys.readouterr().out )["seed"] == 3
+  assert main( gen ) == 0
+  assert json.loads( capsys.readouterr().out )["seed"] == 0
 
 
 # -- an unreachable --dask address ---------------------------------------------------
