@@ -21,7 +21,8 @@ Problems with the files raise `TokenizerError` naming the file, in one
 line: unreadable JSON, the library's own refusal of a tokenizer.json, and
 the vocabulary's and the merges' problems (listed together).  BPE dropout
 is refused rather than switched off: it makes encoding random, and
-ignoring a setting of the file silently is not an option.
+ignoring a setting of the file silently is not an option; so are
+`truncation` and `padding`, which would cut or pad the prompt.
 """
 
 import codecs
@@ -188,6 +189,14 @@ class GPT2Tokenizer:
       raise TokenizerError(
         f"{path}: model.dropout={dropout} (BPE dropout) makes tokenization random; "
         f"set it to null")
+    # Batch settings of a training pipeline: they would cut or pad the
+    # prompt.  transformers turns them off per call; here they are refused
+    # rather than dropped without a word.
+    for field, value in (("truncation", tk.truncation), ("padding", tk.padding)):
+      if value is not None:
+        raise TokenizerError(
+          f"{path}: {field}={json.dumps(value, sort_keys=True)} would "
+          f"{'cut' if field == 'truncation' else 'pad'} the prompt; set it to null")
     self = cls.__new__(cls)
     self._init(tk, path)
     return self

@@ -545,6 +545,20 @@ def test_tokenizer_json_dropout_is_refused(tmp_path, dropout):
   assert _from_json(tmp_path, model__dropout=None).encode(" the") == [THE_ID]
 
 
+@pytest.mark.parametrize("field, value, verb", [
+  ("truncation", {"direction": "Right", "max_length": 4, "strategy": "LongestFirst",
+                  "stride": 0}, "cut"),
+  ("padding", {"strategy": {"Fixed": 8}, "direction": "Right", "pad_to_multiple_of": None,
+               "pad_id": 0, "pad_type_id": 0, "pad_token": "!"}, "pad"),
+])
+def test_tokenizer_json_truncation_and_padding_are_refused(tmp_path, field, value, verb):
+  with pytest.raises(TokenizerError) as e:
+    _from_json(tmp_path, **{field: value})
+  msg = str(e.value)
+  assert msg.startswith(f"{tmp_path / 'hf' / 'tokenizer.json'}: {field}={{")
+  assert msg.endswith(f"would {verb} the prompt; set it to null")
+
+
 @pytest.mark.parametrize("edits, message", [
   (dict(model__type="WordPiece"), "invalid type: null, expected a string"),
   (dict(model__merges=None), "data did not match any variant"),
