@@ -355,10 +355,15 @@ def _use_image( args, cfg, n_tokens ):
   and the generation's length."""
   from .compiler.build import load_compiled
   compiled = load_compiled( args.image )
-  if compiled.gpt.to_hf_dict() != cfg.to_hf_dict():
-    raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} "
-                      f"(n_layer={compiled.gpt.n_layer}, n_embd={compiled.gpt.n_embd}, "
-                      f"vocab_size={compiled.gpt.vocab_size}), not --model {args.model}" )
+  have, want = compiled.gpt.to_hf_dict(), cfg.to_hf_dict()
+  if have != want:
+    # the sizes, and any other field that differs (e.g. only tie_word_embeddings)
+    shown = [ "n_layer", "n_embd", "vocab_size" ]
+    shown += [ k for k in ( "layer_norm_epsilon", "tie_word_embeddings" )
+               if have.get( k ) != want[ k ] ]
+    raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} ("
+                      + ", ".join( f"{k}={have.get( k )!r}" for k in shown )
+                      + f"), not --model {args.model}" )
   if args.set or args.cores is not None:
     want = _dfx_config( args ).to_dict()
     have = compiled.dfx.to_dict()

@@ -129,4 +129,15 @@ def test_dfx_generate_uses_the_untied_head(capsys, untied_dir, untied, tmp_path)
   assert main(["generate", "--model", str(untied_dir), "--prompt-ids", ids, "--new-tokens",
                str(N_NEW), "--image", str(image), "--json"]) == 0
   assert json.loads(capsys.readouterr().out)["tokens"] == want
-
+  # an image of the tied model is not this model's
+  tied_dir = tmp_path / "tied"
+  save_checkpoint(tied_dir, _tied(untied))
+  tied_image = tmp_path / "tied.dfx"
+  assert main(["generate", "--model", str(tied_dir), "--prompt-ids", ids, "--new-tokens", "1",
+               "--save-image", str(tied_image)]) == 0
+  capsys.readouterr()
+  assert main(["generate", "--model", str(untied_dir), "--prompt-ids", ids, "--new-tokens", "1",
+               "--image", str(tied_image)]) == 2
+  assert (f"--image {tied_image} holds model 'tied' (n_layer=2, n_embd=128, vocab_size=256, "
+          f"tie_word_embeddings=True), not --model "
+          f"{untied_dir}") in capsys.readouterr().err
