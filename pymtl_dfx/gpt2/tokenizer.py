@@ -204,8 +204,47 @@ class GPT2Tokenizer:
   def encode(self, text: str) -> list:
     """Token ids for `text`, with the special tokens the file's
     post-processor adds (GPT-2's adds none); "<|endoftext|>" is one token
-    if the vocabulary has it."""
-    return self.tk.encode(text, add_special_tokens=True).ids
+    if the vocabulary has it.
+
+    A character that BPE has no token for is refused: without an unknown
+    token or byte fallback the library drops it, and the model would see
+    another text.
+    """
+    lost = self._dropped(text)
+    if lost is not None:
+      raise TokenizerError(
+        f"{self.source}: no token for {lost!r} (U+{ord(lost):04X}) in the prompt, which "
+        f"the tokenizer would drop")
+    try:
+      enc = self.tk.encode(text, add_special_tokens=True)
+    except Exception as e:   # e.g. WordPiece without its [UNK] in the vocabulary
+      raise TokenizerError(f"{self.source}: cannot encode the prompt: {_one_line(e)}") from None
+    return enc.ids
+
+  def _dropped(self, text):
+    """The first character the BPE model would silently drop, or None.
+
+    BPE starts a word from one token per character (the subword prefix on
+    all but the first, the word suffix on the last) and skips a character
+    without a token when there is no unknown token or byte fallback; other
+    models map such characters to their unknown token or raise.
+    """
+    tk, model = self.tk, self.tk.model
+    if type(model).__name__ != "BPE" or model.unk_token is not None or model.byte_fallback:
+      return None
+    for added in tk.get_added_tokens_decoder().values():
+      text = text.replace(added.content, " ")
+    if tk.normalizer is not None:
+      text = tk.normalizer.normalize_str(text)
+    pieces = ([p for p, _ in tk.pre_tokenizer.pre_tokenize_str(text)]
+              if tk.pre_tokenizer is not None else [text])
+    prefix, suffix = model.continuing_subword_prefix or "", model.end_of_word_suffix or ""
+    for piece in pieces:
+      for k, c in enumerate(piece):
+        token = (prefix if k else "") + c + (suffix if k == len(piece) - 1 else "")
+        if tk.token_to_id(token) is None:
+          return c
+    return None
 
   def known(self, i: int) -> bool:
     return 0 <= i < self.vocab_size and self.tk.id_to_token(i) is not None

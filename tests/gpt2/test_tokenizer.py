@@ -536,6 +536,23 @@ def test_tokenizer_json_settings_are_honoured(tmp_path, tok):
   assert "".join(stream.feed([i]) for i in tok.encode(" the a")) + stream.flush() == "Ġthe Ġa"
 
 
+def test_a_character_bpe_would_drop_is_refused(tmp_path):
+  """Without ByteLevel (here a Whitespace pre-tokenizer), unknown token and
+  byte fallback, the library skips a character it has no token for."""
+  t = _from_json(tmp_path, pre_tokenizer={"type": "Whitespace"})
+  assert t.encode("the  he") == [ord("t") - 33, HE_ID, HE_ID]     # the spaces go, by design
+  with pytest.raises(TokenizerError) as e:
+    t.encode("the \u2603 he")
+  assert str(e.value) == (f"{tmp_path / 'hf' / 'tokenizer.json'}: no token for '\u2603' "
+                          f"(U+2603) in the prompt, which the tokenizer would drop")
+  assert t.encode("he" + EOT_TOKEN) == [HE_ID, t.eot_id]    # an added token is whole
+  # with an unknown token the character becomes it, as the file says
+  vocab = dict(_vocab(), **{"<unk>": 299})
+  unk = _from_json(tmp_path, vocab, pre_tokenizer={"type": "Whitespace"},
+                   model__unk_token="<unk>")
+  assert unk.encode("he \u2603") == [HE_ID, 299]
+
+
 @pytest.mark.parametrize("dropout", [0.1, 1.0])
 def test_tokenizer_json_dropout_is_refused(tmp_path, dropout):
   with pytest.raises(TokenizerError) as e:
