@@ -640,3 +640,16 @@ def test_stream_decoder_flushes_an_unfinished_character():
   stream = StreamDecoder(ByteTokenizer(256))
   assert stream.feed([0x68, 0xc3]) == "h"
   assert stream.flush() == "\ufffd"
+
+
+@pytest.mark.parametrize("text", ["héllo 🙂 wörld", "日本語", "a<|endoftext|> the"])
+def test_stream_decoder_on_the_shipped_vocabulary(text):
+  """One id at a time through the library's DecodeStream equals decode,
+  also with an unknown id (a padded embedding row) inside a character."""
+  t = load_tokenizer(TINY_ENGLISH, 4096)
+  ids = t.encode(text)
+  for seq in (ids, ids[:2] + [5000] + ids[2:]):
+    stream = StreamDecoder(t)
+    pieces = [stream.feed([i]) for i in seq] + [stream.flush()]
+    assert "".join(pieces) == t.decode(seq)
+  assert t.decode(ids) == text and "<5000>" in t.decode(ids[:2] + [5000] + ids[2:])
