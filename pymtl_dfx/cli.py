@@ -318,6 +318,7 @@ def _resolve_seed( args ):
   if args.seed is None:
     args.seed = DEFAULT_SEED
 
+
 def _chooser( args, tok ):
   """(choose, stop token) from --temperature, --top-k, --stop-at-eos, --seed."""
   from .gpt2.decoding import Sampler, greedy_token
