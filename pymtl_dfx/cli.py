@@ -46,6 +46,9 @@ def cmd_numerics( args ):
 
 def cmd_demo( args ):
   import json
+  if args.out is not None and args.paper == "skip":
+    raise UsageError( f"--out {args.out} draws the comparison with the paper, which "
+                      f"--paper skip leaves out; drop one of them" )
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
   gpt = read_config( TINY_ENGLISH )
@@ -251,13 +254,33 @@ def _dfx_config( args ):
     raise UsageError( str( e ) ) from None
 
 
+def model_dir( spec ):
+  """The checkpoint directory --model names, or None for a preset.
+
+  The one rule for a name that is both: a preset's bare name (`tiny`)
+  means the preset, whatever the current directory holds; a folder of that
+  name is spelled as a path (`./tiny`).  So a command means the same in
+  every directory.
+  """
+  from .config import GPT2_PRESETS
+  if spec in GPT2_PRESETS:
+    return None
+  return spec if os.path.isdir( spec ) else None
+
+
 def _model_config( spec ):
-  """The model's GPT2Config, without loading its weights."""
+  """The model's GPT2Config, without loading its weights; says on stderr
+  when a folder in the current directory has a preset's name (not used)."""
   from .config import GPT2_PRESETS, gpt2_preset
   from .gpt2.checkpoint import read_config
-  if os.path.isdir( spec ):
-    return read_config( spec )
+  path = model_dir( spec )
+  if path is not None:
+    return read_config( path )
   if spec in GPT2_PRESETS:
+    if os.path.isdir( spec ):
+      print( f"dfx: note: --model {spec} is the preset {spec!r}, not the folder "
+             f"{os.path.join( os.curdir, spec )} (write that path for the folder)",
+             file=sys.stderr )
     return gpt2_preset( spec )
   raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
                     f"preset ({', '.join( GPT2_PRESETS )})" )
@@ -265,7 +288,7 @@ def _model_config( spec ):
 
 def _load_weights( spec, cfg, seed ):
   from .gpt2 import load_checkpoint, random_weights
-  if os.path.isdir( spec ):
+  if model_dir( spec ) is not None:
     w = load_checkpoint( spec )
     if w.config != cfg:    # the directory changed under us
       raise ValueError( f"{spec}: config.json changed while loading" )
@@ -361,6 +384,23 @@ class _Progress:
 
 # -- decoding options ---------------------------------------------------------------
 
+DEFAULT_SEED = 0
+
+
+def _resolve_seed( args ):
+  """--seed (default DEFAULT_SEED), refused where it would seed nothing: a
+  folder's or an image's weights are not random, and greedy decoding draws
+  no samples."""
+  if args.seed is not None and not args.temperature and (
+      args.image or model_dir( args.model ) is not None ):
+    whose = f"--image {args.image} holds the weights" if args.image else \
+      f"--model {args.model} has its own weights"
+    raise UsageError( f"--seed {args.seed} seeds nothing here: {whose} and greedy decoding "
+                      f"draws no samples; drop --seed or add --temperature" )
+  if args.seed is None:
+    args.seed = DEFAULT_SEED
+
+
 def _chooser( args, tok ):
   """(choose, stop token) from --temperature, --top-k, --stop-at-eos, --seed."""
   from .gpt2.decoding import Sampler, greedy_token
@@ -398,10 +438,15 @@ def _use_image( args, cfg, n_tokens ):
   and the generation's length."""
   from .compiler.build import load_compiled
   compiled = load_compiled( args.image )
-  if compiled.gpt.to_hf_dict() != cfg.to_hf_dict():
-    raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} "
-                      f"(n_layer={compiled.gpt.n_layer}, n_embd={compiled.gpt.n_embd}, "
-                      f"vocab_size={compiled.gpt.vocab_size}), not --model {args.model}" )
+  have, want = compiled.gpt.to_hf_dict(), cfg.to_hf_dict()
+  if have != want:
+    # the sizes, and any other field that differs (e.g. only tie_word_embeddings)
+    shown = [ "n_layer", "n_embd", "vocab_size" ]
+    shown += [ k for k in ( "layer_norm_epsilon", "tie_word_embeddings" )
+               if have.get( k ) != want[ k ] ]
+    raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} ("
+                      + ", ".join( f"{k}={have.get( k )!r}" for k in shown )
+                      + f"), not --model {args.model}" )
   if args.set or args.cores is not None:
     want = _dfx_config( args ).to_dict()
     have = compiled.dfx.to_dict()
@@ -446,9 +491,10 @@ def cmd_generate( args ):
   host_kw = _host_kwargs( args )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = _model_config( args.model )
-  tok = load_tokenizer( args.model if os.path.isdir( args.model ) else None, cfg.vocab_size )
+  tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
   check_context( len( ids ), args.new_tokens, cfg )
+  _resolve_seed( args )
   choose, stop = _chooser( args, tok )
   n_tokens = len( ids ) + args.new_tokens
   progress = _Progress( "dfx generate", _stderr_is_tty() and not args.json )
@@ -647,7 +693,8 @@ def _parser():
                              "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl" )
   p.add_argument( "--model", default=TINY_ENGLISH,
                   help=f"a preset ({presets}) or a Hugging Face GPT-2 folder (config.json, "
-                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt); "
+                       f"model.safetensors, and tokenizer.json or vocab.json + merges.txt; a "
+                       f"preset's name means the preset, ./NAME a folder of that name); "
                        f"the default is the shipped English GPT-2" )
   g = p.add_mutually_exclusive_group( required=True )
   g.add_argument( "--prompt", help="prompt text (needs the model's tokenizer; a preset "
@@ -666,8 +713,9 @@ def _parser():
                        "appliance in Verilator" )
   p.add_argument( "--unit-levels", type=_unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
-  p.add_argument( "--seed", type=seed_type, default=0,
-                  help="seed of a preset's random weights and of sampling" )
+  p.add_argument( "--seed", type=seed_type, default=None,
+                  help=f"seed of a preset's random weights and of sampling (default: "
+                       f"{DEFAULT_SEED})" )
   p.add_argument( "--temperature", type=_float_at_least_0, default=0.0,
                   help="sample from softmax(logits / T) on the host; 0 is greedy decoding" )
   p.add_argument( "--top-k", type=_int_at_least( 1 ), default=None,

@@ -453,6 +453,9 @@ class GPT2Config:
   vocab_size: int = 50257
   n_positions: int = 1024
   layer_norm_epsilon: float = 1e-5
+  # False: the LM head is its own [vocab_size, n_embd] matrix
+  # (lm_head.weight), not wte.
+  tie_word_embeddings: bool = True
   name: str = field(default="custom", compare=False)
 
   def __post_init__(self):
@@ -462,6 +465,8 @@ class GPT2Config:
     _check(errors, "layer_norm_epsilon", eps,
            isinstance(eps, (int, float)) and not isinstance(eps, bool)
            and math.isfinite(eps) and eps > 0, "must be a positive number")
+    _check(errors, "tie_word_embeddings", self.tie_word_embeddings,
+           isinstance(self.tie_word_embeddings, bool), "must be true or false")
     if not errors:
       _check(errors, "n_embd", self.n_embd, self.n_embd % self.n_head == 0,
              f"must be a multiple of n_head={self.n_head}")
@@ -484,7 +489,8 @@ class GPT2Config:
                  + 2 * e               # ln_2
                  + e * 4 * e + 4 * e   # c_fc
                  + 4 * e * e + e)      # mlp c_proj
-    return v * e + p * e + n * per_layer + 2 * e
+    return (v * e + p * e + n * per_layer + 2 * e
+            + (0 if self.tie_word_embeddings else v * e))    # lm_head.weight
 
   def to_hf_dict(self) -> dict:
     return {
@@ -495,6 +501,7 @@ class GPT2Config:
       "n_ctx": self.n_positions,
       "layer_norm_epsilon": self.layer_norm_epsilon,
       "activation_function": "gelu_new",
+      "tie_word_embeddings": self.tie_word_embeddings,
     }
 
   @classmethod
@@ -508,6 +515,7 @@ class GPT2Config:
       vocab_size=data["vocab_size"],
       n_positions=data.get("n_positions", data.get("n_ctx", 1024)),
       layer_norm_epsilon=data.get("layer_norm_epsilon", 1e-5),
+      tie_word_embeddings=data.get("tie_word_embeddings", True),
       name=name,
     )
 

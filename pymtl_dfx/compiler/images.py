@@ -79,7 +79,8 @@ def build_images( weights16, dfx, layout, core ):
       ddr.put( regions[ f"h{i}.{ln}.b" ], p( ln + ".bias" ) )
 
   lo, hi = part.vocab.real( core )
-  stream( "lm_head", _columns( weights16["wte.weight"].T, lo, hi, part.vocab.seg ) )
+  # wte^T, or the untied lm_head.weight^T
+  stream( "lm_head", _columns( weights16.lm_head.T, lo, hi, part.vocab.seg ) )
   ddr.put( regions["wte"], _rows_padded( weights16["wte.weight"], d ) )
   ddr.put( regions["wpe"], _rows_padded( weights16["wpe.weight"], d ) )
   ddr.put( regions["ln_f.g"], weights16["ln_f.weight"] )

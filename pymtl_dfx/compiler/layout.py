@@ -12,8 +12,8 @@ vectors.
 HBM (per core), in the order the DMA streams it:
   for each layer: c_attn, attn c_proj, c_fc, mlp c_proj weights (this
   core's columns, a row-major grid of d x l tiles, `tiling` grid layout),
-  then the LM head (wte^T, this core's vocabulary columns); then the K/V
-  caches, also tile grids:
+  then the LM head (wte^T, or lm_head.weight^T when untied; this core's
+  vocabulary columns); then the K/V caches, also tile grids:
   K^T per (layer, head): column-major (tile c holds tokens [c*l, c*l+l),
   its row chunks consecutive) so that T tokens are a prefix;
   V per (layer, head): row-major (tokens [r*d, r*d+d) in row chunk r)

@@ -4,8 +4,11 @@ A checkpoint is a directory holding `config.json` and `model.safetensors`
 (tensor names as `layout` lists them).  Files written by GPT2LMHeadModel put
 `transformer.` in front of every name and add `lm_head.weight`; older ones
 also carry the attention-mask buffers `h.{i}.attn.bias` / `.masked_bias`.
-The prefix is stripped, and those extra tensors are skipped: the LM head is
-tied to `wte` and the mask is implicit in token-by-token decoding.
+The prefix is stripped, and the mask buffers are skipped (the mask is
+implicit in token-by-token decoding).  `lm_head.weight` is a parameter when
+config.json says `tie_word_embeddings: false` (then it must be there); with
+tied embeddings (the default) a stored copy must equal `wte.weight` - a
+different one would leave it unclear which matrix the model means.
 
 Every problem with a checkpoint raises one `CheckpointError` whose message
 names the file and, for tensors, every bad tensor with the expected and
@@ -23,7 +26,7 @@ import safetensors.numpy
 
 from ..atomic import atomic_path, write_text
 from ..config import ConfigError, GPT2Config
-from .layout import shape_problems, tensor_shapes
+from .layout import LM_HEAD, shape_problems, tensor_shapes
 from .weights import GPT2Weights, nonfinite_problem, overflow_problem
 
 CONFIG_FILE = "config.json"
@@ -50,8 +53,8 @@ class CheckpointError(ValueError):
   """A checkpoint cannot be used; the message names the file and what is wrong."""
 
 
-def _is_skipped(name: str) -> bool:
-  return (name == "lm_head.weight" or name.endswith(".attn.bias")
+def _is_skipped(name: str, cfg: GPT2Config) -> bool:
+  return ((name == LM_HEAD and cfg.tie_word_embeddings) or name.endswith(".attn.bias")
           or name.endswith(".attn.masked_bias"))
 
 
@@ -125,9 +128,12 @@ def _read_tensors(f, st_path: str, cfg: GPT2Config) -> GPT2Weights:
   # reported without reading gigabytes.
   stored = {}     # our name -> stored name
   problems = []
+  tied_copy = None  # stored name of a tied config's lm_head.weight
   for key in f.keys():
     name = key[len(PREFIX):] if key.startswith(PREFIX) else key
-    if _is_skipped(name):
+    if name == LM_HEAD and cfg.tie_word_embeddings:
+      tied_copy = key
+    if _is_skipped(name, cfg):
       continue
     if name in stored:
       problems.append(f"tensor '{name}' stored twice (as '{stored[name]}' and '{key}')")
@@ -154,7 +160,23 @@ def _read_tensors(f, st_path: str, cfg: GPT2Config) -> GPT2Weights:
       problems.append(problem)
   if problems:
     raise CheckpointError(f"{st_path}: " + _summary(problems))
+  if tied_copy is not None:
+    _check_tied_copy(f, st_path, tied_copy, tensors["wte.weight"])
   return GPT2Weights(cfg, tensors)
+
+
+def _check_tied_copy(f, st_path, key, wte):
+  """A tied config's stored lm_head.weight: a copy of wte (older
+  GPT2LMHeadModel files hold one), or refused."""
+  h = f.get_slice(key)
+  if tuple(h.get_shape()) == wte.shape and h.get_dtype() in _FLOAT_DTYPES:
+    with np.errstate(over="ignore"):
+      if np.array_equal(np.asarray(f.get_tensor(key), np.float32), wte):
+        return
+  raise CheckpointError(
+    f"{st_path}: tensor '{key}' differs from 'wte.weight', but {CONFIG_FILE} ties the "
+    f"LM head to wte (tie_word_embeddings is true or absent); set "
+    f"\"tie_word_embeddings\": false to use '{key}', or remove it")
 
 
 def save_checkpoint(path, weights: GPT2Weights) -> None:

@@ -24,7 +24,7 @@ at a time, prompt (summarization) included; at position t:
       f = gelu(conv1d(h, p.mlp.c_fc.weight, p.mlp.c_fc.bias, d))      # [4E]
       x = add(x, conv1d(f, p.mlp.c_proj.weight, p.mlp.c_proj.bias, d))
     hf = layernorm(x, ln_f.weight, ln_f.bias, eps, d)
-    logits = matvec(hf, wte^T, d)        # LM head tied to wte; no bias
+    logits = matvec(hf, wte^T, d)        # LM head tied to wte (or lm_head.weight^T); no bias
 
 scale = FP16(1/sqrt(hd)) is a compiler immediate (0.125 for hd = 64), eps is
 `layer_norm_epsilon` as `numerics.layernorm` takes it, d = DFXConfig.d.  No
@@ -121,7 +121,8 @@ class DFXForward:
         ln_2=(w16.layer(i, "ln_2.weight"), w16.layer(i, "ln_2.bias")),
         c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj")))
     self.ln_f = (w16["ln_f.weight"], w16["ln_f.bias"])
-    self.lm_head = _Linear(self.wte.T, None, d, threads)     # wte^T: [E, vocab]
+    # wte^T (or the untied lm_head.weight^T): [E, vocab]
+    self.lm_head = _Linear(w16.lm_head.T, None, d, threads)
     self.reset()
 
   def reset(self):

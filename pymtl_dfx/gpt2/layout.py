@@ -27,6 +27,9 @@ _BLOCK = [
 ]
 
 BLOCK_SUFFIXES = tuple(name for name, _ in _BLOCK)
+# GPT2LMHeadModel's output matrix; a parameter of its own only when the
+# config unties it from wte.
+LM_HEAD = "lm_head.weight"
 
 
 def block_name(layer: int, suffix: str) -> str:
@@ -43,6 +46,9 @@ def tensor_shapes(cfg: GPT2Config) -> dict:
       shapes[block_name(i, suffix)] = shape(e, f)
   shapes["ln_f.weight"] = (e,)
   shapes["ln_f.bias"] = (e,)
+  if not cfg.tie_word_embeddings:
+    # nn.Linear's [out, in], as wte: logits = h @ lm_head.weight^T
+    shapes[LM_HEAD] = (cfg.vocab_size, e)
   return shapes
 
 

@@ -3,7 +3,7 @@
 This is the yardstick the DFX numerics are measured against (a tolerance,
 never bit-exact).  It follows Hugging Face's GPT2LMHeadModel: pre-LayerNorm
 blocks, fused QKV Conv1D, scores scaled by 1/sqrt(head_dim), causal softmax,
-GELU in its tanh form (`gelu_new`), final LayerNorm, LM head tied to wte.
+GELU in its tanh form (`gelu_new`), final LayerNorm, LM head tied to wte (or its own matrix when the config unties it).
 
 Two paths that share the block arithmetic but not the attention code:
 `step()` decodes one token with a K/V cache (what DFX does); `forward()`
@@ -48,6 +48,7 @@ class ReferenceModel:
     w = weights if weights.dtype == np.float32 else weights.to_fp32()
     self.wte = w["wte.weight"]
     self.wpe = w["wpe.weight"]
+    self.lm_head = w.lm_head          # wte, or its own matrix when untied
     self.layers = [{s: w.layer(i, s) for s in
                     ("ln_1.weight", "ln_1.bias", "attn.c_attn.weight",
                      "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
@@ -77,7 +78,7 @@ class ReferenceModel:
     return x + (f @ p["mlp.c_proj.weight"] + p["mlp.c_proj.bias"])
 
   def _logits(self, x):
-    return layernorm32(x, *self.ln_f, self.config.layer_norm_epsilon) @ self.wte.T
+    return layernorm32(x, *self.ln_f, self.config.layer_norm_epsilon) @ self.lm_head.T
 
   def step(self, token_id, logits=True):
     cfg = self.config

@@ -1,11 +1,14 @@
-"""Text <-> token ids for the GPT-2 demos: byte-level BPE and a byte fallback.
+"""Text <-> token ids for the GPT-2 demos: Hugging Face tokenizers and a byte fallback.
 
-- `GPT2Tokenizer`: the OpenAI / Hugging Face GPT-2 byte-level BPE, read from
-  a checkpoint directory's `tokenizer.json` (the `tokenizers` library's file:
-  a BPE model with vocab and merges, and added tokens) or from `vocab.json`
-  (token string -> id) and `merges.txt` (one merge "a b" per line, by rank;
-  an optional `#version` first line).  Any text round-trips:
-  `decode(encode(t)) == t`.
+- `GPT2Tokenizer`: a Hugging Face `tokenizers.Tokenizer` (the reference
+  implementation of `tokenizer.json` and of GPT-2's byte-level BPE), read
+  from a checkpoint directory's `tokenizer.json` - every setting in it
+  (normalizer, pre-tokenizer, model, post-processor templates, decoder) is
+  the library's to honour - or from `vocab.json` (token string -> id) and
+  `merges.txt` (one merge "a b" per line, by rank; an optional `#version`
+  first line), built as GPT-2's slow tokenizer is defined: a BPE model, the
+  ByteLevel pre-tokenizer (no prefix space) and decoder, and
+  "<|endoftext|>" as a special token.
 - `ByteTokenizer`: UTF-8 bytes as ids, for presets with random weights.
 - `NoTokenizer`: a checkpoint directory without tokenizer files; text
   prompts are refused (pass token ids), ids decode as "<id>".
@@ -14,43 +17,23 @@
 - `StreamDecoder`: text of tokens as they arrive; a UTF-8 character split
   over tokens is held until its last byte comes.
 
-The `regex` package (and its `\\p{L}`) is not a dependency, so the GPT-2
-pre-tokenisation pattern
-
-    's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
-
-is matched by a hand-written scanner (`pretokenize`).  It gives the same
-pieces as `regex` does, with two caveats: letters and numbers come from
-`unicodedata` (Python 3.11: Unicode 14), so characters assigned in later
-Unicode versions may be classed differently than by a newer `regex`; and
-`\\s` is the Unicode White_Space property (what `regex` uses), not Python
-`re`'s wider `str.isspace()`, which also counts U+001C..U+001F.
-
-Problems with the files raise `TokenizerError` naming the file; the
-vocabulary's and the merges' problems are listed together in one message.
+Problems with the files raise `TokenizerError` naming the file, in one
+line: unreadable JSON, the library's own refusal of a tokenizer.json, and
+the vocabulary's and the merges' problems (listed together).  BPE dropout
+is refused rather than switched off: it makes encoding random, and
+ignoring a setting of the file silently is not an option; so are
+`truncation` and `padding`, which would cut or pad the prompt.
 """
 
 import codecs
 import json
 import numbers
 import os
-import unicodedata
 
 VOCAB_FILE = "vocab.json"
 MERGES_FILE = "merges.txt"
 TOKENIZER_FILE = "tokenizer.json"
 EOT_TOKEN = "<|endoftext|>"
-
-# Unicode White_Space, which is `regex`'s `\s`; str.isspace() differs.
-_WHITE_SPACE = frozenset(
-  "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
-  + "".join(chr(c) for c in range(0x2000, 0x200b)))
-# Case-sensitive, as in GPT-2: "'S" is not a contraction there either.
-_CONTRACTIONS = ("'s", "'t", "'re", "'ve", "'m", "'ll", "'d")
-_LETTER, _NUMBER, _SPACE, _OTHER = range(4)
-# Bounds the BPE cache so that a long-running session on varied text does
-# not grow without limit; typical prompts use far fewer distinct words.
-_CACHE_LIMIT = 1 << 16
 
 
 class TokenizerError(ValueError):
@@ -61,6 +44,11 @@ def _summary(problems, limit=8):
   """Join problems; a wholly wrong file would otherwise list thousands."""
   more = len(problems) - limit
   return "; ".join(problems[:limit]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _one_line(e) -> str:
+  """The library's message on one line (its serde errors may span several)."""
+  return " ".join(str(e).split()) or type(e).__name__
 
 
 def bytes_to_unicode() -> dict:
@@ -83,105 +71,88 @@ def bytes_to_unicode() -> dict:
 
 
 _BYTE_TO_CHAR = bytes_to_unicode()
-_CHAR_TO_BYTE = {c: b for b, c in _BYTE_TO_CHAR.items()}
 
 
-def _kind(ch: str) -> int:
-  if ch in _WHITE_SPACE:
-    return _SPACE
-  major = unicodedata.category(ch)[0]
-  return _LETTER if major == "L" else _NUMBER if major == "N" else _OTHER
-
-
-def pretokenize(text: str) -> list:
-  """Split text into the pieces GPT-2's pattern matches (see module doc).
-
-  The alternatives are tried in the pattern's order at each position; the
-  only backtracking the pattern can do is `\\s+(?!\\S)` giving back the last
-  whitespace character before a non-space, so that character (a space) can
-  lead the next word.
-  """
-  kinds = [_kind(ch) for ch in text]
-  n = len(text)
-  pieces = []
-  i = 0
-  while i < n:
-    j = next((i + len(c) for c in _CONTRACTIONS if text.startswith(c, i)), None)
-    if j is None:
-      # ` ?X+`: a single U+0020 (no other space) may lead a letter, number
-      # or other-symbol run.
-      start = i + 1 if text[i] == " " and i + 1 < n and kinds[i + 1] != _SPACE else i
-      kind = kinds[start]
-      j = start
-      while j < n and kinds[j] == kind:
-        j += 1
-      if kind == _SPACE and j < n and j - i > 1:
-        j -= 1    # `\s+(?!\S)`; a lone space before a word falls to `\s+`
-    pieces.append(text[i:j])
-    i = j
-  return pieces
+def _check_vocab_merges(vocab: dict, merges) -> list:
+  """Problems of a GPT-2 vocab + merges, all of them, before the library
+  sees them (its own message names only the first, without the file)."""
+  problems = []
+  id_of = {}
+  for token, idx in vocab.items():
+    if not isinstance(token, str) or not token or type(idx) is not int or idx < 0:
+      problems.append(f"entry {token!r}: {idx!r} is not a non-empty token -> id >= 0")
+    else:
+      id_of[token] = idx
+  owners = {}
+  for token, idx in id_of.items():
+    owners.setdefault(idx, []).append(token)
+  problems += [f"id {idx} is shared by {', '.join(map(repr, toks))}"
+               for idx, toks in sorted(owners.items()) if len(toks) > 1]
+  missing = [f"{c!r} (byte 0x{b:02x})" for b, c in _BYTE_TO_CHAR.items()
+             if c not in id_of]
+  if missing:
+    problems.append(f"{len(missing)} of the 256 byte tokens are missing, so some "
+                    f"text cannot be encoded: {', '.join(missing[:8])}"
+                    + (", ..." if len(missing) > 8 else ""))
+  ranks = {}
+  for rank, pair in enumerate(merges):
+    if len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
+      problems.append(f"merge {rank} {pair!r} is not two token strings")
+      continue
+    pair = tuple(pair)
+    if pair in ranks:
+      problems.append(f"merge {rank} {' '.join(pair)!r} repeats merge {ranks[pair]}")
+      continue
+    absent = [t for t in (*pair, pair[0] + pair[1]) if t not in id_of]
+    if absent:
+      problems.append(f"merge {rank} {' '.join(pair)!r} uses tokens not in the "
+                      f"vocabulary: {', '.join(map(repr, absent))}")
+    ranks.setdefault(pair, rank)
+  return problems
 
 
 class GPT2Tokenizer:
-  """GPT-2 byte-level BPE over `vocab` (token -> id) and ranked `merges`.
+  """A `tokenizers.Tokenizer` with the interface the demos use.
 
-  `merges` is a sequence of (a, b) pairs, highest priority first.  Every
-  byte's token and every merge's parts and result must be in `vocab`, so
-  that any text encodes.  `EOT_TOKEN`, if in `vocab`, is the special token:
-  the text "<|endoftext|>" encodes to its id instead of being split.
+  `GPT2Tokenizer(vocab, merges)` builds GPT-2's byte-level BPE over `vocab`
+  (token -> id) and ranked `merges` ((a, b) pairs, highest priority first);
+  every byte's token and every merge's parts and result must be in `vocab`,
+  so that any text encodes.  `EOT_TOKEN`, if in `vocab`, is a special
+  token: the text "<|endoftext|>" encodes to its id instead of being split.
+  `from_dir` and `from_tokenizer_json` read the files.
   """
 
   def __init__(self, vocab: dict, merges, source: str = "vocab"):
-    problems = []
-    id_of = {}
-    for token, idx in vocab.items():
-      if not isinstance(token, str) or not token or type(idx) is not int or idx < 0:
-        problems.append(f"entry {token!r}: {idx!r} is not a non-empty token -> id >= 0")
-      else:
-        id_of[token] = idx
-    owners = {}
-    for token, idx in id_of.items():
-      owners.setdefault(idx, []).append(token)
-    problems += [f"id {idx} is shared by {', '.join(map(repr, toks))}"
-                 for idx, toks in sorted(owners.items()) if len(toks) > 1]
-    missing = [f"{c!r} (byte 0x{b:02x})" for b, c in _BYTE_TO_CHAR.items()
-               if c not in id_of]
-    if missing:
-      problems.append(f"{len(missing)} of the 256 byte tokens are missing, so some "
-                      f"text cannot be encoded: {', '.join(missing[:8])}"
-                      + (", ..." if len(missing) > 8 else ""))
-    ranks = {}
-    for rank, pair in enumerate(merges):
-      if len(pair) != 2 or not all(isinstance(p, str) and p for p in pair):
-        problems.append(f"merge {rank} {pair!r} is not two token strings")
-        continue
-      pair = tuple(pair)
-      if pair in ranks:
-        problems.append(f"merge {rank} {' '.join(pair)!r} repeats merge {ranks[pair]}")
-        continue
-      absent = [t for t in (*pair, pair[0] + pair[1]) if t not in id_of]
-      if absent:
-        problems.append(f"merge {rank} {' '.join(pair)!r} uses tokens not in the "
-                        f"vocabulary: {', '.join(map(repr, absent))}")
-      ranks.setdefault(pair, rank)
+    problems = _check_vocab_merges(vocab, merges)
     if problems:
       raise TokenizerError(f"{source}: {_summary(problems)}")
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+    try:
+      tk = Tokenizer(models.BPE(vocab=dict(vocab), merges=[tuple(m) for m in merges]))
+    except Exception as e:   # the library raises plain Exception
+      raise TokenizerError(f"{source}: {_one_line(e)}") from None
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    if EOT_TOKEN in vocab:
+      tk.add_special_tokens([AddedToken(EOT_TOKEN, special=True, normalized=False)])
+    self._init(tk, source)
 
-    self.encoder = id_of
-    self.ranks = ranks
-    self.eot_id = id_of.get(EOT_TOKEN)
+  def _init(self, tk, source):
+    self.tk = tk
+    self.source = source
+    self.encoder = tk.get_vocab(with_added_tokens=True)
+    self.eot_id = tk.token_to_id(EOT_TOKEN)
     # Ids in use: the largest + 1, which the model's vocab_size must reach.
-    self.vocab_size = max(id_of.values(), default=-1) + 1
-    # Added tokens outside the byte alphabet decode as their own text.
-    self._bytes_of = {
-      idx: (bytes(_CHAR_TO_BYTE[c] for c in tok)
-            if all(c in _CHAR_TO_BYTE for c in tok) else tok.encode("utf-8"))
-      for tok, idx in id_of.items()}
-    self._cache = {}
+    self.vocab_size = max(self.encoder.values(), default=-1) + 1
 
   @classmethod
   def from_dir(cls, path) -> "GPT2Tokenizer":
-    """Read `vocab.json` and `merges.txt` from a checkpoint directory."""
+    """Read `vocab.json` and `merges.txt` from a checkpoint directory.
+
+    The files are parsed here (CRLF and blank lines are accepted, which the
+    library's `BPE.from_file` refuses) and checked as a whole; the library
+    builds the tokenizer from what they hold.
+    """
     path = os.fspath(path)
     vocab_path = os.path.join(path, VOCAB_FILE)
     merges_path = os.path.join(path, MERGES_FILE)
@@ -190,103 +161,113 @@ class GPT2Tokenizer:
 
   @classmethod
   def from_tokenizer_json(cls, path) -> "GPT2Tokenizer":
-    """Read a `tokenizers` `tokenizer.json` holding a byte-level BPE model.
+    """Read a `tokenizers` `tokenizer.json`, whatever its pipeline.
 
-    Merges may be "a b" strings or ["a", "b"] pairs (tokenizers >= 0.20);
-    added tokens join the vocabulary.  Options that GPT-2 does not use and
-    that this tokenizer does not implement (a normalizer, subword prefixes,
-    a pre-tokenizer other than ByteLevel) are refused by name.
+    The file is read here so that unreadable JSON names it; the library
+    then builds the tokenizer and its refusal (a wrong structure, an
+    unknown type) becomes one line naming the file.  BPE dropout is
+    refused (see the module doc).
     """
     path = os.fspath(path)
     try:
       with open(path, encoding="utf-8") as f:
-        data = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-      raise TokenizerError(f"{path}: not readable JSON ({e})") from None
-    model = data.get("model") if isinstance(data, dict) else None
-    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" \
-       or not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges"), list):
-      kind = model.get("type") if isinstance(model, dict) else None
-      raise TokenizerError(f"{path}: expected a BPE model with vocab and merges"
-                           + (f", found model type {kind!r}" if kind else ""))
-    unsupported = []
-    if data.get("normalizer") is not None:
-      unsupported.append(f"normalizer {data['normalizer'].get('type', '?')!r}"
-                         if isinstance(data["normalizer"], dict) else "a normalizer")
-    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-      if model.get(key):
-        unsupported.append(f"{key} {model[key]!r}")
-    pre = data.get("pre_tokenizer")
-    if pre is not None and (not isinstance(pre, dict) or pre.get("type") != "ByteLevel"):
-      unsupported.append(f"pre_tokenizer {pre.get('type') if isinstance(pre, dict) else pre!r} "
-                         f"(only ByteLevel)")
-    elif pre is not None and pre.get("add_prefix_space"):
-      unsupported.append("pre_tokenizer add_prefix_space=true")
-    if unsupported:
-      raise TokenizerError(f"{path}: not GPT-2's byte-level BPE: unsupported "
-                           + "; ".join(unsupported))
-    merges = [m.split(" ") if isinstance(m, str) else m for m in model["merges"]]
-    vocab = dict(model["vocab"])
-    for added in data.get("added_tokens") or []:
-      if isinstance(added, dict) and "content" in added and "id" in added:
-        vocab.setdefault(added["content"], added["id"])
-    return cls(vocab, merges, source=path)
-
-  def bpe(self, piece: str) -> list:
-    """Tokens for one pre-tokenised piece already in byte characters."""
-    cached = self._cache.get(piece)
-    if cached is not None:
-      return cached
-    word = list(piece)
-    no_rank = len(self.ranks)
-    while len(word) > 1:
-      best = min(zip(word, word[1:]), key=lambda p: self.ranks.get(p, no_rank))
-      if best not in self.ranks:
-        break
-      a, b = best
-      merged = []
-      k = 0
-      while k < len(word):
-        if k + 1 < len(word) and word[k] == a and word[k + 1] == b:
-          merged.append(a + b)
-          k += 2
-        else:
-          merged.append(word[k])
-          k += 1
-      word = merged
-    if len(self._cache) >= _CACHE_LIMIT:
-      self._cache.clear()
-    self._cache[piece] = word
-    return word
-
-  def _encode_ordinary(self, text: str, ids: list):
-    for piece in pretokenize(text):
-      chars = "".join(_BYTE_TO_CHAR[b] for b in piece.encode("utf-8"))
-      ids.extend(self.encoder[tok] for tok in self.bpe(chars))
+        text = f.read()
+      data = json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+      raise TokenizerError(f"{path}: not readable JSON ({_one_line(e)})") from None
+    from tokenizers import Tokenizer
+    try:
+      tk = Tokenizer.from_str(text)
+    except Exception as e:   # the library raises plain Exception
+      raise TokenizerError(f"{path}: not a tokenizer the `tokenizers` library "
+                           f"accepts: {_one_line(e)}") from None
+    dropout = getattr(tk.model, "dropout", None)
+    if dropout:
+      # The file's spelling: the library holds a float32 (0.1 -> 0.100000001).
+      model = data.get("model") if isinstance(data, dict) else None
+      dropout = model.get("dropout", dropout) if isinstance(model, dict) else dropout
+      raise TokenizerError(
+        f"{path}: model.dropout={dropout} (BPE dropout) makes tokenization random; "
+        f"set it to null")
+    # Batch settings of a training pipeline: they would cut or pad the
+    # prompt.  transformers turns them off per call; here they are refused
+    # rather than dropped without a word.
+    for field, value in (("truncation", tk.truncation), ("padding", tk.padding)):
+      if value is not None:
+        raise TokenizerError(
+          f"{path}: {field}={json.dumps(value, sort_keys=True)} would "
+          f"{'cut' if field == 'truncation' else 'pad'} the prompt; set it to null")
+    self = cls.__new__(cls)
+    self._init(tk, path)
+    return self
 
   def encode(self, text: str) -> list:
-    """Token ids for `text`; "<|endoftext|>" is one token if the vocab has it."""
-    ids = []
-    chunks = text.split(EOT_TOKEN) if self.eot_id is not None else [text]
-    for k, chunk in enumerate(chunks):
-      if k:
-        ids.append(self.eot_id)
-      self._encode_ordinary(chunk, ids)
-    return ids
+    """Token ids for `text`, with the special tokens the file's
+    post-processor adds (GPT-2's adds none); "<|endoftext|>" is one token
+    if the vocabulary has it.
 
-  def decode_bytes(self, ids) -> bytes:
-    """The UTF-8 bytes of `ids`; unknown ids as "<id>"."""
-    known = self._bytes_of
-    return b"".join(known[i] if i in known else f"<{i}>".encode() for i in map(int, ids))
+    A character that BPE has no token for is refused: without an unknown
+    token or byte fallback the library drops it, and the model would see
+    another text.
+    """
+    lost = self._dropped(text)
+    if lost is not None:
+      raise TokenizerError(
+        f"{self.source}: no token for {lost!r} (U+{ord(lost):04X}) in the prompt, which "
+        f"the tokenizer would drop")
+    try:
+      enc = self.tk.encode(text, add_special_tokens=True)
+    except Exception as e:   # e.g. WordPiece without its [UNK] in the vocabulary
+      raise TokenizerError(f"{self.source}: cannot encode the prompt: {_one_line(e)}") from None
+    return enc.ids
+
+  def _dropped(self, text):
+    """The first character the BPE model would silently drop, or None.
+
+    BPE starts a word from one token per character (the subword prefix on
+    all but the first, the word suffix on the last) and skips a character
+    without a token when there is no unknown token or byte fallback; other
+    models map such characters to their unknown token or raise.
+    """
+    tk, model = self.tk, self.tk.model
+    if type(model).__name__ != "BPE" or model.unk_token is not None or model.byte_fallback:
+      return None
+    for added in tk.get_added_tokens_decoder().values():
+      text = text.replace(added.content, " ")
+    if tk.normalizer is not None:
+      text = tk.normalizer.normalize_str(text)
+    pieces = ([p for p, _ in tk.pre_tokenizer.pre_tokenize_str(text)]
+              if tk.pre_tokenizer is not None else [text])
+    prefix, suffix = model.continuing_subword_prefix or "", model.end_of_word_suffix or ""
+    for piece in pieces:
+      for k, c in enumerate(piece):
+        token = (prefix if k else "") + c + (suffix if k == len(piece) - 1 else "")
+        if tk.token_to_id(token) is None:
+          return c
+    return None
+
+  def known(self, i: int) -> bool:
+    return 0 <= i < self.vocab_size and self.tk.id_to_token(i) is not None
 
   def decode(self, ids) -> str:
     """Text for `ids`; broken UTF-8 shows as U+FFFD, unknown ids as "<id>".
 
-    Unknown ids are shown rather than refused because a model's embedding
-    table may be padded past the vocabulary, and a sampled padding id should
-    not abort a long generation.
+    Unknown ids are shown rather than refused (the library would drop them)
+    because a model's embedding table may be padded past the vocabulary,
+    and a sampled padding id should not abort a long generation.
     """
-    return self.decode_bytes(ids).decode("utf-8", errors="replace")
+    out, run = [], []
+    for i in map(int, ids):
+      if self.known(i):
+        run.append(i)
+        continue
+      if run:
+        out.append(self.tk.decode(run, skip_special_tokens=False))
+        run = []
+      out.append(f"<{i}>")
+    if run:
+      out.append(self.tk.decode(run, skip_special_tokens=False))
+    return "".join(out)
 
 
 class ByteTokenizer:
@@ -353,18 +334,51 @@ class StreamDecoder:
   `feed(ids)` returns the text completed so far; the bytes of a character
   split across tokens are held until its last byte arrives, so streamed
   text equals `tokenizer.decode(all_ids)`.  `flush()` returns what is held
-  (as U+FFFD if it never completed).
+  (as U+FFFD if it never completed).  A `GPT2Tokenizer`'s ids go through the
+  library's `DecodeStream` (its decoder, whatever the file says); the byte
+  tokenizers' through an incremental UTF-8 decoder.
   """
 
   def __init__(self, tokenizer):
     self.tok = tokenizer
-    self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    if isinstance(tokenizer, GPT2Tokenizer):
+      self._held = []
+      self._new_stream()
+    else:
+      self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+  def _new_stream(self):
+    from tokenizers.decoders import DecodeStream
+    self._stream = DecodeStream(skip_special_tokens=False)
+
+  def _flush_held(self) -> str:
+    """What `decode` shows for ids the stream still holds (an unfinished
+    character: U+FFFD), and a fresh stream."""
+    text = self.tok.decode(self._held) if self._held else ""
+    self._held = []
+    self._new_stream()
+    return text
 
   def feed(self, ids) -> str:
-    return self._utf8.decode(self.tok.decode_bytes(ids))
+    if not isinstance(self.tok, GPT2Tokenizer):
+      return self._utf8.decode(self.tok.decode_bytes(ids))
+    out = []
+    for i in map(int, ids):
+      if not self.tok.known(i):
+        out.append(self._flush_held() + f"<{i}>")
+        continue
+      piece = self._stream.step(self.tok.tk, i)
+      if piece is None:
+        self._held.append(i)
+      else:
+        self._held = []
+        out.append(piece)
+    return "".join(out)
 
   def flush(self) -> str:
-    return self._utf8.decode(b"", final=True)
+    if not isinstance(self.tok, GPT2Tokenizer):
+      return self._utf8.decode(b"", final=True)
+    return self._flush_held()
 
 
 def _read_vocab(path: str) -> dict:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import GPT2Config
-from .layout import block_name, shape_problems, tensor_shapes
+from .layout import LM_HEAD, block_name, shape_problems, tensor_shapes
 
 # Largest finite FP16 value; from 65520 up, RNE rounds to infinity.
 FP16_MAX = float(np.finfo(np.float16).max)
@@ -81,6 +81,12 @@ class GPT2Weights:
 
   def __getitem__(self, name):
     return self.tensors[name]
+
+  @property
+  def lm_head(self):
+    """The LM head as [vocab_size, n_embd] (logits = h @ lm_head.T): its
+    own tensor when the config unties it, else wte."""
+    return self.tensors[LM_HEAD if LM_HEAD in self.tensors else "wte.weight"]
 
   def layer(self, i: int, suffix: str):
     return self.tensors[block_name(i, suffix)]

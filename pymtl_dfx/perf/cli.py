@@ -18,6 +18,11 @@ import os
 import sys
 import time
 
+# Steps of each kind that --samples times exactly unless told otherwise.
+SAMPLES = 4
+# Local processes timing steps unless --jobs says otherwise.
+DEFAULT_JOBS = os.cpu_count() or 1
+
 
 def add_parser( sub, common, positive, model_config, dfx_config ):
   p = sub.add_parser( "perf", parents=[ common ],
@@ -29,24 +34,31 @@ def add_parser( sub, common, positive, model_config, dfx_config ):
   p.add_argument( "--out", dest="n_out", type=positive, required=True, help="output tokens" )
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE",
                   help="a DFXConfig field, e.g. --set hbm_channels=16 (repeatable)" )
-  p.add_argument( "--samples", type=positive, default=4,
-                  help="steps of each kind (prompt, with logits) timed exactly; the others are "
-                       "interpolated (default: %(default)s)" )
-  p.add_argument( "--exact", action="store_true", help="time every step exactly" )
+  # One or the other: --samples has no default here (None: SAMPLES), so
+  # that an explicit --samples with --exact is refused, not ignored.
+  g = p.add_mutually_exclusive_group()
+  g.add_argument( "--samples", type=positive, default=None,
+                  help=f"steps of each kind (prompt, with logits) timed exactly; the others are "
+                       f"interpolated (default: {SAMPLES})" )
+  g.add_argument( "--exact", action="store_true", help="time every step exactly" )
   add_step_options( p, positive )
   p.add_argument( "--json", action="store_true", help="print one JSON object" )
   p.set_defaults( fn=lambda args: cmd_perf( args, model_config, dfx_config ) )
 
 
-def add_step_options( p, positive ):
+def add_step_options( p, positive, jobs_default=DEFAULT_JOBS ):
   """--jobs, --cache, --no-cache: how timed steps are computed and kept
-  (every command that times steps)."""
-  p.add_argument( "--jobs", type=positive, default=os.cpu_count() or 1,
-                  help="local processes timing steps, one per CPU (default: %(default)s)" )
-  p.add_argument( "--cache", default=None, metavar="DIR",
+  (every command that times steps).  --cache and --no-cache exclude each
+  other.  `jobs_default=None` lets a command tell an explicit --jobs from
+  none (argparse's exclusive groups cannot: `--jobs 2` is the default on
+  2 CPUs); it then uses `DEFAULT_JOBS` itself."""
+  p.add_argument( "--jobs", type=positive, default=jobs_default,
+                  help=f"local processes timing steps, one per CPU (default: {DEFAULT_JOBS})" )
+  g = p.add_mutually_exclusive_group()
+  g.add_argument( "--cache", default=None, metavar="DIR",
                   help="where timed steps are kept (default: $DFX_PERF_CACHE or "
                        "~/.cache/pymtl_dfx/perf)" )
-  p.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
+  g.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
 
 
 def cache_dir( args ):
@@ -104,7 +116,7 @@ def cmd_perf( args, model_config, dfx_config ):
   model = planned( gpt, dfx, dfx.cores, max_tokens=args.n_in + args.n_out )
   cache = step_cache( args )
   t0 = time.perf_counter()
-  res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples,
+  res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples or SAMPLES,
                   cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ) )
   rec = report( res, dfx, args.n_in, args.n_out )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,

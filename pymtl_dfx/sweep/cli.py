@@ -9,8 +9,11 @@ For every combination of the --grid values: one generation step at
 model through the step cache, the resource estimate per card
 (`resources.estimate_resources`), whether it fits the U280, and the Pareto
 front of latency against LUTs and against DSPs.  A point the compiler
-cannot fit the model into is reported, not fatal.  Writes sweep.md,
-sweep.json and pareto.png / pareto.svg into --out.
+cannot fit the model into is reported, not fatal.  A point whose timing
+fails (an error, not a refusal by the compiler) is reported as failed with
+its one-line error while the other points finish; the files are written,
+then the command exits 1.  Writes sweep.md, sweep.json and pareto.png /
+pareto.svg into --out.
 """
 
 import json
@@ -32,8 +35,10 @@ def add_parser( sub, common, positive ):
                         "resources of one core per card estimated from synthesised unit numbers "
                         "(LUT, FF, DSP, BRAM36, URAM against the U280), and the Pareto front of "
                         "latency against LUTs and DSPs.  A point the model does not fit is "
-                        "reported.  Timed steps are cached: a rerun computes only new points.  "
-                        "Writes sweep.md, sweep.json and pareto.png / pareto.svg.", 79 ),
+                        "reported.  A point whose timing fails is reported as failed with its "
+                        "error, the other points finish and the files are written; the exit "
+                        "status is then 1.  Timed steps are cached: a rerun computes only new "
+                        "points.  Writes sweep.md, sweep.json and pareto.png / pareto.svg.", 79 ),
                       epilog="examples:\n"
                              "  dfx sweep --model gpt2-medium --grid d=32,64 --grid l=8,16 "
                              "--grid cores=2,4 --out build/sweep\n"
@@ -51,11 +56,11 @@ def add_parser( sub, common, positive ):
   p.add_argument( "--io", default=None, metavar="I:O",
                   help="also estimate a whole generation of I prompt and O output tokens per point "
                        "(as dfx perf --in I --out O)" )
-  p.add_argument( "--samples", type=positive, default=4,
-                  help="with --io: steps of each kind timed exactly, the others interpolated "
-                       "(default: %(default)s)" )
-  from ..perf.cli import add_step_options
-  add_step_options( p, positive )
+  from ..perf.cli import SAMPLES, add_step_options
+  p.add_argument( "--samples", type=positive, default=None,
+                  help=f"with --io: steps of each kind timed exactly, the others interpolated "
+                       f"(default: {SAMPLES})" )
+  add_step_options( p, positive, jobs_default=None )     # None: not given (see --dask)
   p.add_argument( "--dask", default=None, metavar="ADDRESS",
                   help="compute the points on the Dask cluster whose scheduler is at ADDRESS "
                        "instead of --jobs local processes (e.g. tcp://host:8786; needs pip "
@@ -90,8 +95,8 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
   max_tokens = max( context, sum( io ) if io else 0 )
   models, recs = [], []
   for pt in points:
-    rec = dict( label=pt.label, grid=pt.grid, config=pt.dfx.to_dict(), reason=None, step=None,
-                generation=None, resources=estimate_resources( pt.dfx ),
+    rec = dict( label=pt.label, grid=pt.grid, config=pt.dfx.to_dict(), reason=None, error=None,
+                step=None, generation=None, resources=estimate_resources( pt.dfx ),
                 pareto_lut=False, pareto_dsp=False )
     try:
       models.append( perf.planned( gpt, pt.dfx, pt.dfx.cores, max_tokens ) )
@@ -161,7 +166,7 @@ def _io( text ):
 
 def cmd_sweep( args ):
   from ..cli import UsageError, _model_config, check_context
-  from ..perf.cli import step_cache
+  from ..perf.cli import DEFAULT_JOBS, SAMPLES, step_cache
   from .grid import GridError, parse_grid, points
   gpt = _model_config( args.model )
   try:
@@ -169,6 +174,14 @@ def cmd_sweep( args ):
   except GridError as e:
     raise UsageError( str( e ) ) from None
   io = _io( args.io ) if args.io else None
+  if args.samples is not None and not io:
+    raise UsageError( f"--samples {args.samples}: only a whole generation (--io I:O) is "
+                      f"sampled; add --io or drop --samples" )
+  samples = args.samples or SAMPLES
+  if args.jobs is not None and args.dask is not None:
+    raise UsageError( f"--jobs {args.jobs} and --dask {args.dask}: the points run on local "
+                      f"processes or on the cluster; drop one of them" )
+  jobs = args.jobs or DEFAULT_JOBS
   if args.context > gpt.n_positions:
     raise UsageError( f"--context {args.context} is past model {gpt.name!r}'s "
                       f"n_positions={gpt.n_positions}" )
@@ -176,12 +189,36 @@ def cmd_sweep( args ):
     check_context( *io, gpt )
   cache = step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
-  rec, paths = build( args.out, gpt, pts, args.context, io, args.samples, cache_dir, args.jobs,
-                      args.dask, args.set, _progress( not args.json ) )
+  # Connected before anything is computed, even when every point is cached:
+  # an unreachable address is refused, never silently unused.
+  from .run import dask_client
+  client = dask_client( args.dask ) if args.dask is not None else None
+  try:
+    rec, paths = build( args.out, gpt, pts, args.context, io, samples, cache_dir, jobs,
+                        client, args.set, _progress( not args.json ) )
+  finally:
+    if client is not None:
+      client.close()
+  bad = [ p for p in rec["points"] if p["error"] is not None ]
   if args.json:
     print( json.dumps( dict( rec, files=paths ), indent=1 ) )
-    return
+    args.json_reported = True    # the record says which points failed
+  else:
+    _print_points( rec, paths, io )
+  if bad:
+    raise SweepFailed( f"{len( bad )} of {len( rec['points'] )} points failed (the others are "
+                       f"in {paths['json']}); {bad[0]['label']}: {bad[0]['error']}" )
+
+
+class SweepFailed( ValueError ):
+  """Some points' timing failed; the results of the others are written."""
+
+
+def _print_points( rec, paths, io ):
   for p in rec["points"]:
+    if p["error"] is not None:
+      print( f"{p['label']}: failed: {p['error']}" )
+      continue
     if p["step"] is None:
       print( f"{p['label']}: does not fit: {p['reason']}" )
       continue

@@ -6,6 +6,8 @@ from .resources import RESOURCES, U280, U280_SOURCE
 
 
 def _fits( p ):
+  if p.get( "error" ) is not None:
+    return f"failed: {p['error']}"
   if p["step"] is None:
     return f"does not fit: {p['reason']}"
   over = p["resources"]["over"]

@@ -7,7 +7,10 @@ the others run in parallel, on local processes (`jobs`) or on an existing
 Dask cluster (`dask`: its address, or a `distributed.Client`).  The
 workers write the steps they time into the same cache directory, so with
 a cluster on other machines the cache should be on a file system they
-share (otherwise a rerun times those points again)."""
+share (otherwise a rerun times those points again).
+
+A point whose timing raises (on any of these) is one failed point: its
+record is `{"error": "Type: message"}` and the other points go on."""
 
 from concurrent.futures import as_completed
 
@@ -17,6 +20,14 @@ from ..perf.sampled import NotCached, StepCache, estimate, time_many, worker_poo
 
 class DaskMissing( ValueError ):
   """--dask without Dask's distributed scheduler installed."""
+
+
+class DaskUnreachable( ValueError ):
+  """No Dask scheduler answers at the --dask address."""
+
+
+# Seconds to wait for the scheduler: a cluster that is up answers at once.
+DASK_CONNECT_S = 5
 
 
 def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=None,
@@ -45,11 +56,26 @@ def _latency_args( args ):
   return latency( *args )
 
 
+def failed( e ):
+  """The record of a point whose timing raised `e`: its one-line error."""
+  return dict( error=f"{type( e ).__name__}: {' '.join( str( e ).split() )}".rstrip( ": " ) )
+
+
+def _guarded( f, *args, **kw ):
+  """f(...) or, if it raises, the failed-point record (one point's error
+  must not lose the others' results)."""
+  try:
+    return f( *args, **kw )
+  except Exception as e:
+    return failed( e )
+
+
 def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
              on_done=None ):
   """[latency(model) for each model] (None models stay None), each point
   computed once: from the cache here, or on the local processes / the Dask
-  cluster.  on_done(k, n) after each point."""
+  cluster; a point that raised is `failed(e)`.  on_done(k, n) after each
+  point."""
   out = [ None ] * len( models )
   todo = []
   live = [ i for i, m in enumerate( models ) if m is not None ]
@@ -69,6 +95,8 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
       keep( i, latency( models[i], context, io, samples, cache=cache, compute=False ) )
     except NotCached:
       todo.append( i )
+    except Exception as e:
+      keep( i, failed( e ) )
   if not todo:
     return out
   args = [ ( models[i], context, io, samples, cache_dir ) for i in todo ]
@@ -79,11 +107,11 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
     with worker_pool( min( jobs, len( todo ) ) ) as pool:
       futures = { pool.submit( _latency_args, a ): i for i, a in zip( todo, args ) }
       for f in as_completed( futures ):
-        keep( futures[f], f.result() )
+        keep( futures[f], _guarded( f.result ) )
   else:
     # one point (its steps on `jobs` processes) or one process
     for i, a in zip( todo, args ):
-      keep( i, latency( *a, jobs=jobs ) )
+      keep( i, _guarded( latency, *a, jobs=jobs ) )
   return out
 
 
@@ -94,7 +122,12 @@ def dask_client( address ):
   except ImportError:
     raise DaskMissing( "--dask needs Dask's distributed scheduler: "
                        "pip install 'pymtl_dfx[sweep]'" ) from None
-  return Client( address, timeout="10s" )
+  try:
+    return Client( address, timeout=f"{DASK_CONNECT_S}s" )
+  except Exception as e:   # OSError (refused, timed out), ValueError (a bad address), ...
+    reason = " ".join( str( e ).split() ) or type( e ).__name__
+    raise DaskUnreachable( f"--dask {address}: no Dask scheduler answers there "
+                           f"({reason})" ) from None
 
 
 def _on_dask( dask, args ):
@@ -105,7 +138,7 @@ def _on_dask( dask, args ):
     futures = client.map( _latency_args, args, pure=False )
     index = { f.key: i for i, f in enumerate( futures ) }
     for f in dask_completed( futures ):
-      yield index[ f.key ], f.result()
+      yield index[ f.key ], _guarded( f.result )
   finally:
     if isinstance( dask, str ):
       client.close()

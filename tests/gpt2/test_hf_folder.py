@@ -79,3 +79,18 @@ def test_stop_at_eos_with_the_folder_tokenizer(capsys, tmp_path, hub_folder):
                "--stop-at-eos", "--json"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert out["decoding"]["stop_at_eos"] and len(out["tokens"]) <= 4
+
+
+def test_a_post_processor_template_adds_its_tokens_to_the_prompt(capsys, tmp_path, hub_folder):
+  """tokenizer.json's post-processor is honoured: a template that puts
+  "<|endoftext|>" before each text gives the model that BOS first."""
+  from test_tokenizer import BOS_TEMPLATE
+  path, w = _with_tokenizer(hub_folder, tmp_path, "vocab+merges")
+  write_tokenizer_json(path, _vocab(), MERGES, post_processor=BOS_TEMPLATE)
+  assert main(["generate", "--model", str(path), "--prompt", PROMPT, "--new-tokens", "3",
+               "--json"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  tok = GPT2Tokenizer(_vocab(), [m.split() for m in MERGES])
+  ids = [tok.eot_id] + tok.encode(PROMPT)
+  assert out["prompt_ids"] == ids
+  assert out["tokens"] == generate(ReferenceModel(w), ids, 3)
