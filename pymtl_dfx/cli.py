@@ -25,7 +25,9 @@ import sys
 import time
 
 from . import demo as DEMO
+from .files import describe_os_error
 from .models import TINY_ENGLISH
+from .printable import shown, stream_text
 
 
 def cmd_numerics( args ):
@@ -56,7 +58,7 @@ def cmd_demo( args ):
   progress = _Progress( "dfx demo", _stderr_is_tty() )
 
   def write( text ):
-    print( text, end="", flush=True )
+    print( stream_text( text ), end="", flush=True )
 
   def status( what ):
     def on_step( k, n ):
@@ -93,6 +95,7 @@ class _Parser( argparse.ArgumentParser ):
   json_errors = False
 
   def error( self, message ):
+    message = shown( message )
     if _Parser.json_errors:
       _json_error( self.prog, "usage", message, EXIT_USAGE )
     self.exit( EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n" )
@@ -207,15 +210,25 @@ def _prompt_ids( args, tok, vocab ):
   return ids
 
 
-def check_context( n_prompt, n_new, cfg ):
+def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
   """Refuse a generation longer than the model's position table up front:
   past n_positions, wpe has no row and the appliance would read whatever
-  memory follows it (tokens that look right and are not)."""
-  if n_prompt + n_new > cfg.n_positions:
-    raise UsageError( f"{n_prompt} prompt tokens + {n_new} new tokens = "
-                      f"{n_prompt + n_new} positions, but model {cfg.name!r} has "
-                      f"n_positions={cfg.n_positions}; use --new-tokens <= "
-                      f"{max( 0, cfg.n_positions - n_prompt )} or a shorter prompt" )
+  memory follows it (tokens that look right and are not).  The hint names
+  the caller's options: `new` gives n_new, `prompt` gives n_prompt as a
+  count (perf's --in; None: a prompt of text or ids, to be shortened)."""
+  P = cfg.n_positions
+  if n_prompt + n_new <= P:
+    return
+  head = ( f"{n_prompt} prompt tokens + {n_new} new tokens = {n_prompt + n_new} positions, "
+           f"but model {cfg.name!r} has n_positions={P}" )
+  if n_prompt >= P:     # not even one new token fits: only the prompt can change
+    raise UsageError( f"{head}; the prompt alone fills them: use "
+                      + ( f"{prompt} <= {P - 1}" if prompt else
+                          f"a prompt of at most {P - 1} tokens" ) )
+  fixes = [ f"{new} <= {P - n_prompt}" ]
+  if P - n_new >= 1:
+    fixes.append( f"{prompt} <= {P - n_new}" if prompt else "a shorter prompt" )
+  raise UsageError( f"{head}; use {' or '.join( fixes )}" )
 
 
 def _host_kwargs( args ):
@@ -346,12 +359,12 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
       max_tokens = cfg.n_positions
     except CompileError:
       pass
-  progress.status( f"loading {args.model} ...", force=True )
+  progress.status( f"loading {shown( args.model )} ...", force=True )
   weights = _load_weights( args.model, cfg, args.seed )
   progress.status( f"compiling {cfg.name} for {dfx.cores} core(s) ...", force=True )
   compiled = compile_model( weights.to_fp16(), dfx, dfx.cores, max_tokens=max_tokens )
   if args.save_image:
-    progress.status( f"writing {args.save_image} ...", force=True )
+    progress.status( f"writing {shown( args.save_image )} ...", force=True )
     compiled.save( args.save_image )
   return compiled
 
@@ -362,17 +375,19 @@ def cmd_generate( args ):
   from .gpt2.tokenizer import StreamDecoder, load_tokenizer
 
   host_kw = _host_kwargs( args )
+  if args.image == "":
+    raise UsageError( "--image: the path is empty" )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = _model_config( args.model )
   tok = load_tokenizer( args.model if os.path.isdir( args.model ) else None, cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
-  check_context( len( ids ), args.new_tokens, cfg )
+  check_context( len( ids ), args.new_tokens, cfg )     # --new-tokens, and a text or ids prompt
   choose, stop = _chooser( args, tok )
   n_tokens = len( ids ) + args.new_tokens
   progress = _Progress( "dfx generate", _stderr_is_tty() and not args.json )
   t0 = time.perf_counter()
-  if args.image:
-    progress.status( f"reading {args.image} ...", force=True )
+  if args.image is not None:
+    progress.status( f"reading {shown( args.image )} ...", force=True )
     compiled = _use_image( args, cfg, n_tokens )
   else:
     compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
@@ -401,10 +416,10 @@ def cmd_generate( args ):
       t_gen[0] = time.perf_counter()
       progress.clear()
       if stream:
-        print( stream.feed( ids ), end="", flush=True )
+        print( stream_text( stream.feed( ids ) ), end="", flush=True )
     tokens.append( t )
     if stream and t != stop:
-      print( stream.feed( [ t ] ), end="", flush=True )
+      print( stream_text( stream.feed( [ t ] ) ), end="", flush=True )
 
   def record( interrupted=False ):
     from .compiler import stats as S
@@ -442,7 +457,7 @@ def cmd_generate( args ):
   if args.json:
     print( json.dumps( record(), indent=2 ) )
     return
-  print( stream.flush() )
+  print( stream_text( stream.flush() ) )
   gen_s = time.perf_counter() - ( t_gen[0] or time.perf_counter() )
   progress.done( f"{len( tokens )} tokens in {gen_s:.1f} s "
                  f"({len( tokens ) / max( gen_s, 1e-9 ):.2f} tokens/s on the host)" )
@@ -483,14 +498,14 @@ def cmd_verilog( args ):
   t0 = time.perf_counter()
   if not args.json:
     print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "
-           f"{'and linting it ' if args.lint else ''}into {args.out} ...", flush=True )
+           f"{'and linting it ' if args.lint else ''}into {shown( args.out )} ...", flush=True )
   record = write_core_verilog( dfx, args.out, lint=args.lint )
   record["seconds"] = round( time.perf_counter() - t0, 1 )
   if args.json:
     print( json.dumps( { k: v for k, v in record.items() }, indent=2 ) )
     return
   lint = record.get( "lint" )
-  print( f"{args.out}/{record['files'][0]}: top module {record['top']}, {record['lines']:,} lines; "
+  print( f"{shown( args.out )}/{record['files'][0]}: top module {record['top']}, {record['lines']:,} lines; "
          + ( f"verilator --lint-only -Wall clean apart from waived classes "
              f"({', '.join( sorted( lint['waivers'] ) )}; reasons in config.json)"
              if lint else "not linted" )
@@ -499,11 +514,14 @@ def cmd_verilog( args ):
 
 class _Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter ):
   """Defaults shown (not for flags and unset options), descriptions and
-  epilogs (the examples) kept as written."""
+  epilogs (the examples) kept as written.  A flag (nargs=0: store_true,
+  store_false, ...) has no default worth showing: --no-lint's "default:
+  True" would read as "skips the lint by default"."""
 
   def _get_help_string( s, action ):
     d = action.default
-    if d is None or d is False or d is argparse.SUPPRESS or ( isinstance( d, list ) and not d ):
+    if ( action.nargs == 0 or d is None or d is False or d is argparse.SUPPRESS
+         or ( isinstance( d, list ) and not d ) ):
       return action.help
     return super()._get_help_string( action )
 
@@ -665,8 +683,17 @@ def _parser():
   return ap
 
 
-def _one_line( e ):
-  return " ".join( str( e ).split( "\n" ) ) or type( e ).__name__
+def _one_line( e, prog=None ):
+  """The error's message as one line: an OSError in words (`describe_os_error`),
+  control characters escaped, and no second "dfx CMD: " in front."""
+  if isinstance( e, OSError ) and e.errno is not None:
+    text = describe_os_error( e )
+  else:
+    text = " ".join( str( e ).split( "\n" ) ) or type( e ).__name__
+  if prog:
+    while text.startswith( f"{prog}: " ):
+      text = text[ len( prog ) + 2: ]
+  return shown( text )
 
 
 def _silence_stdout():
@@ -712,7 +739,7 @@ def main( argv=None ):
   except UsageError as e:
     if args.debug:
       raise
-    return fail( "usage", _one_line( e ), EXIT_USAGE, f"{prog}: error: {_one_line( e )}" )
+    return fail( "usage", _one_line( e, prog ), EXIT_USAGE, f"{prog}: error: {_one_line( e, prog )}" )
   except BrokenPipeError:
     # `dfx generate ... | head`: the reader has what it wanted
     _silence_stdout()
@@ -724,9 +751,13 @@ def main( argv=None ):
   except USER_ERRORS as e:
     if args.debug:
       raise
-    return fail( "error", _one_line( e ), EXIT_ERROR, f"{prog}: {_one_line( e )}" )
+    return fail( "error", _one_line( e, prog ), EXIT_ERROR, f"{prog}: {_one_line( e, prog )}" )
   return 0
 
 
 if __name__ == "__main__":
-  sys.exit( main() )
+  # `python -m pymtl_dfx.cli`: run the module the commands import (`from
+  # ..cli import UsageError`), not a second copy of it named __main__, whose
+  # UsageError would be another class and escape main's handlers.
+  from pymtl_dfx.cli import main as _main
+  sys.exit( _main() )

@@ -53,7 +53,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
   from ..rtlgen import lint as run_lint, translate, waiver_reason
   out_dir = os.path.abspath( out_dir )
   if os.path.exists( out_dir ) and ( not os.path.isdir( out_dir ) or os.listdir( out_dir ) ):
-    raise VerilogError( f"dfx verilog: {out_dir} exists and is not an empty directory" )
+    raise VerilogError( f"{out_dir} exists and is not an empty directory" )
   parent = os.path.dirname( out_dir )
   os.makedirs( parent, exist_ok=True )
   work = tempfile.mkdtemp( prefix=".dfx-verilog-", dir=parent )
@@ -73,7 +73,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
       if errors or bad:
         first = ( errors + [ l for l in log.splitlines()
                              if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
-        raise VerilogError( f"dfx verilog: lint of {top} failed: {len( errors )} error(s), "
+        raise VerilogError( f"lint of {top} failed: {len( errors )} error(s), "
                             f"not waived: {bad or 'none'}; first: {' | '.join( first )}" )
     for name in os.listdir( work ):     # translation leaves its own scratch files
       if name not in ( f"{top}.v", "lint.log" ):

@@ -171,7 +171,7 @@ def cmd_sweep( args ):
     raise UsageError( f"--context {args.context} is past model {gpt.name!r}'s "
                       f"n_positions={gpt.n_positions}" )
   if io:
-    check_context( *io, gpt )
+    check_context( *io, gpt, new="O (--io I:O)", prompt="I (--io I:O)" )
   cache = step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
   rec, paths = build( args.out, gpt, pts, args.context, io, args.samples, cache_dir, args.jobs,

@@ -1,0 +1,43 @@
+"""Text from users and models, made safe to print on a terminal.
+
+A prompt, a file name or a model's text can hold control characters: ESC
+starts the escape sequences that move the cursor, clear the screen, retitle
+the window or (on some terminals) write files; CR and backspace overwrite
+what was printed; a newline splits an error's one line in two.  The CLI
+therefore prints such text escaped, the way Python's repr escapes it
+(ESC as \\x1b, a newline as \\n):
+
+  shown(text)        for messages and status lines: every control
+                     character is escaped, newline and tab too, so the
+                     message stays one line;
+  stream_text(text)  for the generated text on stdout (the product): the
+                     same, except that newline and tab stay as they are so
+                     that the text keeps its lines.
+
+Control characters are Unicode category Cc: C0 (U+0000..U+001F), DEL
+(U+007F) and C1 (U+0080..U+009F, where U+009B is a one-character CSI).
+Everything else, any printable Unicode, is kept.  A backslash is not
+doubled, so the escaped text reads as the original where it had none.
+"""
+
+import re
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(m):
+  c = m.group()
+  return _NAMED.get(c) or f"\\x{ord(c):02x}"
+
+
+def shown(text) -> str:
+  """`text` (str() of anything) on one line, its control characters escaped."""
+  return _CONTROLS.sub(_escape, str(text))
+
+
+def stream_text(text) -> str:
+  """Generated text for stdout: control characters escaped except newline
+  and tab."""
+  return _CONTROLS_BUT_LINES.sub(_escape, text)
