@@ -25,7 +25,7 @@ import sys
 import time
 
 from . import demo as DEMO
-from .files import describe_os_error
+from .files import describe_os_error, describe_path
 from .models import TINY_ENGLISH
 from .printable import shown, stream_text
 
@@ -180,6 +180,9 @@ def _model_config( spec ):
     return read_config( spec )
   if spec in GPT2_PRESETS:
     return gpt2_preset( spec )
+  if os.path.lexists( spec ):    # a file, FIFO, device or broken symlink: say which
+    raise UsageError( f"--model {describe_path( spec )}; expected a checkpoint directory or "
+                      f"a preset ({', '.join( GPT2_PRESETS )})" )
   raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
                     f"preset ({', '.join( GPT2_PRESETS )})" )
 
@@ -196,8 +199,12 @@ def _load_weights( spec, cfg, seed ):
 
 def _prompt_ids( args, tok, vocab ):
   if args.prompt_ids is not None:
+    items = args.prompt_ids.split( "," )
+    if args.prompt_ids.strip() and any( not x.strip() for x in items ):
+      raise UsageError( f"--prompt-ids {shown( args.prompt_ids )!r} has an empty item; expected "
+                        f"comma-separated integers such as 1,2,3" )
     try:
-      ids = [ int( x ) for x in args.prompt_ids.split( "," ) if x.strip() ]
+      ids = [ int( x ) for x in items if x.strip() ]
     except ValueError:
       raise UsageError( f"--prompt-ids {args.prompt_ids!r} must be "
                         f"comma-separated integers" ) from None

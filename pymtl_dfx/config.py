@@ -460,7 +460,7 @@ class DFXConfig:
     """A copy with `key=value` strings applied (the command line's --set);
     each value is parsed as its field's type, and every bad one is named."""
     types = {f.name: f.type for f in fields(self)}
-    changes, errors = {}, []
+    changes, errors, given = {}, [], {}
     for text in assignments:
       key, eq, value = str(text).partition("=")
       key = key.strip()
@@ -468,7 +468,10 @@ class DFXConfig:
         errors.append(f"{text!r} (expected key=value)")
       elif key not in types:
         errors.append(f"{key!r} is not a DFXConfig field (fields: {', '.join(types)})")
+      elif key in given and given[key] != value.strip():
+        errors.append(f"{key} is set twice ({given[key]}, {value.strip()})")
       else:
+        given[key] = value.strip()
         kind = int if types[key] in (int, "int") else float
         try:
           changes[key] = kind(value.strip())

@@ -35,18 +35,25 @@ class InputFileError(ValueError):
 
 
 def _kind(mode):
-  """What a non-regular file is, in words (None for a regular file)."""
+  """What a file is, in words: "a directory", "a named pipe (FIFO)", ...;
+  None for a regular file."""
   if stat.S_ISREG(mode):
     return None
   if stat.S_ISDIR(mode):
-    return "is a directory, not a file"
+    return "a directory"
   if stat.S_ISFIFO(mode):
-    return "is a named pipe (FIFO), not a regular file"
+    return "a named pipe (FIFO)"
   if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-    return "is a device, not a regular file"
+    return "a device"
   if stat.S_ISSOCK(mode):
-    return "is a socket, not a regular file"
-  return "is not a regular file"
+    return "a socket"
+  return "a special file"
+
+
+def _not_a_file(mode):
+  kind = _kind(mode)
+  return kind and (f"is {kind}, not a file" if kind == "a directory"
+                   else f"is {kind}, not a regular file")
 
 
 def _not_a_dir_part(path):
@@ -90,7 +97,9 @@ def describe_os_error(err, path=None):
   elif code == errno.EROFS:
     why = "is on a read-only file system"
   elif code == errno.EEXIST:
-    why = "already exists"
+    # (mkdir over a file: "already exists" would read as "nothing to do")
+    isdir = path is not None and os.path.isdir(os.fspath(path))
+    why = "already exists" if isdir or path is None else "exists and is not a directory"
   elif code == errno.ENOTEMPTY:
     why = "is a directory that is not empty"
   elif code is not None:
@@ -102,6 +111,16 @@ def describe_os_error(err, path=None):
   if os.fspath(path) == "":
     return "the path is empty"
   return f"{shown(os.fspath(path))}: {why}"
+
+
+def describe_path(path):
+  """'PATH: what it is' for a path that is not a regular file (or 'PATH: a
+  regular file'): a directory, missing, a symlink loop, a FIFO, ..."""
+  try:
+    kind = _kind(os.stat(path).st_mode)
+  except OSError as e:
+    return describe_os_error(e, path)
+  return f"{shown(os.fspath(path))}: is {kind or 'a regular file'}"
 
 
 def open_input(path, error=InputFileError):
@@ -116,7 +135,7 @@ def open_input(path, error=InputFileError):
   except OSError as e:
     raise error(describe_os_error(e, path)) from None
   try:
-    why = _kind(os.fstat(fd).st_mode)
+    why = _not_a_file(os.fstat(fd).st_mode)
     if why:
       raise error(f"{shown(path)}: {why}")
     if hasattr(os, "set_blocking"):

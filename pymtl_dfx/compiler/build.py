@@ -100,9 +100,13 @@ def load_compiled( path ):
                    ImageFormatError )
   # bounds from the file itself: two sections per core, no position past the model's
   if not 1 <= cores <= len( img ) // 2:
-    bad( f"layout.cores={cores}, but the image holds {len( img )} sections (2 per core)" )
+    bad( f"layout.cores={short_repr( cores )}, but the image holds {len( img )} sections "
+         f"(2 per core)" )
+  if cores != dfx.cores:
+    bad( f"layout.cores={cores}, but dfx.cores={dfx.cores}" )
   if not 1 <= tokens <= gpt.n_positions:
-    bad( f"layout.max_tokens={tokens} (must be 1 to the model's n_positions={gpt.n_positions})" )
+    bad( f"layout.max_tokens={short_repr( tokens )} (must be 1 to the model's "
+         f"n_positions={gpt.n_positions})" )
   try:
     want = plan( gpt, dfx, cores, tokens )
   except CompileError as e:
