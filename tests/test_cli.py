@@ -149,7 +149,7 @@ def test_usage_errors( capsys, tmp_path, monkeypatch, extra, named ):
   ( [ "generate", "--model", "tiny", "--prompt-ids", "1,x" ], "comma-separated integers" ),
   ( [ "generate", "--model", "tiny", "--prompt-ids", "999" ], "out of range: [999]" ),
   ( [ "generate", "--model", "tiny", "--prompt-ids", "-1" ], "out of range: [-1]" ),
-  ( [ "generate", "--model", "tiny", "--prompt-ids", "," ], "1 or more ids in [0, 256)" ),
+  ( [ "generate", "--model", "tiny", "--prompt-ids", "," ], "--prompt-ids ',' has an empty item" ),
   ( [ "generate", "--model", "tiny", "--prompt-ids", ",".join( [ "1" ] * 128 ) ],
     "128 prompt tokens + 16 new tokens = 144 positions" ),
   ( [ "generate", "--model", "tiny" ], "one of the arguments --prompt --prompt-ids is required" ),

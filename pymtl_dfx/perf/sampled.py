@@ -65,6 +65,7 @@ class StepCache:
   def __init__( s, directory=None ):
     s.dir = pathlib.Path( directory ) if directory is not None else None
     s.code = code_hash()
+    s.warned = set()      # entries warned about: once each, however often asked for
 
   def key( s, model, token, pos, want ):
     what = dict( gpt=dataclasses.asdict( model.gpt ), dfx=dataclasses.asdict( model.dfx ),
@@ -91,6 +92,9 @@ class StepCache:
       problem = str( e ).removeprefix( f"{shown( f )}: " )
     if problem is None:
       return rec
+    if f in s.warned:
+      return None
+    s.warned.add( f )
     again = ( "timing the step again" if os.path.isfile( f ) or not os.path.lexists( f )
               else "timing the step again; it stays, as it is not a file" )
     print( f"warning: ignoring the corrupt step-cache entry {shown( f )} ({problem}); "
