@@ -570,3 +570,24 @@ def test_open_input_does_not_block_on_a_fifo(tmp_path, no_block):
   with pytest.raises(files.InputFileError, match="named pipe"):
     files.open_input(tmp_path / "p")
   assert stat.S_ISFIFO(os.stat(tmp_path / "p").st_mode)
+
+
+def test_sweep_with_a_corrupt_cache_entry(capsys, tmp_path):
+  """A sweep reads the cache twice (cache-only, then computing the missing
+  points): the corrupt entry is still warned about once."""
+  argv = ["sweep", "--model", "tiny", "--grid", "l=8,16", "--context", "2", "--jobs", "1",
+          "--cache", str(tmp_path / "steps"), "--out", str(tmp_path / "out"), "--json"]
+
+  def run():
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    rec = json.loads(out)
+    rec.pop("seconds")
+    return rec, err
+  clean, _ = run()
+  entry = sorted((tmp_path / "steps").iterdir())[0]
+  good = _damage(entry, lambda good: good[:len(good) // 2])
+  again, err = run()
+  assert again == clean
+  assert err.count("\n") == 1 and f"corrupt step-cache entry {entry} (" in err, err
+  assert entry.read_bytes() == good

@@ -59,13 +59,16 @@ def default_cache_dir():
   return pathlib.Path( base )
 
 
+# Corrupt entries warned about in this process: once each, however often asked for.
+_WARNED = set()
+
+
 class StepCache:
   """Timed steps on disk; `None` as the directory keeps nothing."""
 
   def __init__( s, directory=None ):
     s.dir = pathlib.Path( directory ) if directory is not None else None
     s.code = code_hash()
-    s.warned = set()      # entries warned about: once each, however often asked for
 
   def key( s, model, token, pos, want ):
     what = dict( gpt=dataclasses.asdict( model.gpt ), dfx=dataclasses.asdict( model.dfx ),
@@ -92,11 +95,19 @@ class StepCache:
       problem = str( e ).removeprefix( f"{shown( f )}: " )
     if problem is None:
       return rec
-    if f in s.warned:
+    if f in _WARNED:
       return None
-    s.warned.add( f )
-    again = ( "timing the step again" if os.path.isfile( f ) or not os.path.lexists( f )
-              else "timing the step again; it stays, as it is not a file" )
+    _WARNED.add( f )
+    if os.path.isfile( f ) and not os.path.islink( f ):
+      # removed, so that a second look (a sweep's compute pass, a worker)
+      # finds it missing, not corrupt: one warning, and put() writes it anew
+      try:
+        os.unlink( f )
+      except OSError:
+        pass
+      again = "timing the step again"
+    else:
+      again = "timing the step again; it stays, as it is not a file"
     print( f"warning: ignoring the corrupt step-cache entry {shown( f )} ({problem}); "
            f"{again}", file=sys.stderr, flush=True )
     return None
