@@ -15,7 +15,11 @@ stderr for slow steps, only on a terminal and never with --json.
 
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
 a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
-than the model's positions); --debug shows the traceback instead.  A closed
+than the model's positions); --debug shows the traceback instead.  A file
+problem says which it is (missing, a directory, a FIFO, a permission
+problem, a symlink loop: `files.describe_os_error`), and user or model text
+is printed with its control characters escaped (`printable`: ESC as
+\\x1b; the streamed text keeps its newlines and tabs).  A closed
 pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line.
 """
 

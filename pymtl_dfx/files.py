@@ -72,7 +72,10 @@ def _not_a_dir_part(path):
 def describe_os_error(err, path=None):
   """'PATH: what is wrong' for an OSError, in words; `path` defaults to the
   error's own filename."""
-  path = err.filename if path is None else path
+  if path is None:
+    # a rename or link names its target second: the user's path, where the
+    # first is often a temporary name
+    path = err.filename2 if err.filename2 is not None else err.filename
   code = err.errno
   if code == errno.ENOENT:
     why = "does not exist"

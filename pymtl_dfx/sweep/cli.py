@@ -20,6 +20,7 @@ import textwrap
 import time
 
 from .. import atomic
+from ..printable import shown
 
 
 def add_parser( sub, common, positive ):
@@ -190,4 +191,4 @@ def cmd_sweep( args ):
            + ( "" if r["within_budget"] else f" (over the U280 in {', '.join( r['over'] )})" )
            + ( " [Pareto]" if p["pareto_lut"] or p["pareto_dsp"] else "" ) )
   for k in ( "page", "json", "figure" ):
-    print( f"{k}: {paths[ k ]}" )
+    print( f"{k}: {shown( paths[ k ] )}" )
