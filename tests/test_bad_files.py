@@ -596,5 +596,5 @@ def test_sweep_with_a_corrupt_cache_entry(capsys, tmp_path):
 def test_describe_os_error_names_a_renames_target():
   """os.replace(tmp, target) failing names the user's target, not the
   temporary name."""
-  e = OSError(errno.EISDIR, "Is a directory", ".out.dfx.1a2b.tmp", "out.dfx")
+  e = OSError(errno.EISDIR, "Is a directory", ".out.dfx.1a2b.tmp", None, "out.dfx")
   assert files.describe_os_error(e) == "out.dfx: is a directory, not a file"
