@@ -50,7 +50,7 @@ def cmd_demo( args ):
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
   gpt = read_config( TINY_ENGLISH )
-  n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( args.prompt ) )
+  n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( utf8_prompt( args.prompt ) ) )
   check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts
   from .perf.cli import step_cache
   paper = dict( paper=args.paper, jobs=args.jobs, cache=step_cache( args ), out_dir=args.out )
@@ -201,11 +201,22 @@ def _load_weights( spec, cfg, seed ):
   return random_weights( cfg, seed )
 
 
+def utf8_prompt( text, option="--prompt" ):
+  """`text` if it is UTF-8 text; a prompt typed in another encoding reaches
+  Python as lone surrogates, which no tokenizer can encode."""
+  try:
+    text.encode( "utf-8" )
+  except UnicodeEncodeError as e:
+    raise UsageError( f"{option} '{shown( text )}' is not UTF-8 text: byte "
+                      f"{shown( text[ e.start ] )} at character {e.start}" ) from None
+  return text
+
+
 def _prompt_ids( args, tok, vocab ):
   if args.prompt_ids is not None:
     items = args.prompt_ids.split( "," )
     if args.prompt_ids.strip() and any( not x.strip() for x in items ):
-      raise UsageError( f"--prompt-ids {shown( args.prompt_ids )!r} has an empty item; expected "
+      raise UsageError( f"--prompt-ids '{shown( args.prompt_ids )}' has an empty item; expected "
                         f"comma-separated integers such as 1,2,3" )
     try:
       ids = [ int( x ) for x in items if x.strip() ]
@@ -213,7 +224,7 @@ def _prompt_ids( args, tok, vocab ):
       raise UsageError( f"--prompt-ids {args.prompt_ids!r} must be "
                         f"comma-separated integers" ) from None
   else:
-    ids = tok.encode( args.prompt )    # TokenizerError names the problem
+    ids = tok.encode( utf8_prompt( args.prompt ) )    # TokenizerError names the problem
   bad = [ i for i in ids if not 0 <= i < vocab ]
   if not ids or bad:
     raise UsageError( f"prompt ids must be 1 or more ids in [0, {vocab})"

@@ -16,20 +16,25 @@ therefore prints such text escaped, the way Python's repr escapes it
 
 Control characters are Unicode category Cc: C0 (U+0000..U+001F), DEL
 (U+007F) and C1 (U+0080..U+009F, where U+009B is a one-character CSI).
-Everything else, any printable Unicode, is kept.  A backslash is not
+Everything else, any printable Unicode, is kept.  In messages, a byte of an
+argument or file name that is not UTF-8 (which Python carries as a lone
+surrogate, U+DC80..U+DCFF) is shown as that byte, \\xff.  A backslash is not
 doubled, so the escaped text reads as the original where it had none.
 """
 
 import re
 
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+# (and in one-line messages the lone surrogates by which Python carries the
+# bytes of a file name or argument that are not UTF-8: shown as those bytes)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
 _CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _escape(m):
   c = m.group()
-  return _NAMED.get(c) or f"\\x{ord(c):02x}"
+  code = ord(c) - 0xdc00 if ord(c) >= 0xdc80 else ord(c)
+  return _NAMED.get(c) or f"\\x{code:02x}"
 
 
 def shown(text) -> str:

@@ -128,6 +128,7 @@ def test_main_drops_a_prefix_the_message_already_has(capsys, monkeypatch):
   ("\x1b[2J\x1b]0;title\x07", "\\x1b[2J\\x1b]0;title\\x07", "\\x1b[2J\\x1b]0;title\\x07"),
   ("a\nb\tc\rd", "a\\nb\\tc\\rd", "a\nb\tc\\rd"),
   ("\x00\x08\x7f\x9b31m\x85", "\\x00\\x08\\x7f\\x9b31m\\x85", "\\x00\\x08\\x7f\\x9b31m\\x85"),
+  ("a\udcffb", "a\\xffb", "a\udcffb"),
 ])
 def test_escapes(text, one_line, streamed):
   assert shown(text) == one_line and stream_text(text) == streamed
@@ -146,12 +147,20 @@ def test_streamed_prompt_and_text_are_escaped(capsys):
   (["generate", "--model", "tiny", "--prompt-ids", "1", "--image", "a\nb"], "a\\nb: does not exist"),
   (["generate", "--model", "tiny", "--prompt-ids", "1", "--level", "\x1bx"], "'\\x1bx'"),
   (["perf", "--model", "tiny", "--in", "1\x07", "--out", "1"], "'1\\x07' is not an integer"),
+  (["generate", "--model", "tiny", "--prompt-ids", "1,\x1b,"],
+   "--prompt-ids '1,\\x1b,' has an empty item"),
+  # bytes that are not UTF-8 reach Python as lone surrogates: shown as the bytes
+  (["generate", "--prompt", "ab\udcff\udcfe"],
+   "--prompt 'ab\\xff\\xfe' is not UTF-8 text: byte \\xff at character 2"),
+  (["demo", "--prompt", "\udcff", "--paper", "skip"], "--prompt '\\xff' is not UTF-8 text"),
+  (["generate", "--model", "tiny", "--prompt-ids", "1", "--image", "a\udcffb"],
+   "a\\xffb: does not exist"),
 ])
 def test_echoed_text_is_escaped(capsys, argv, says):
   code = _main(argv)
   out, err = capsys.readouterr()
   assert code in (1, 2) and says in err and err.count("\n") == 1, err
-  assert not any(c in err[:-1] for c in "\x1b\x07\n")
+  assert not any(c in err[:-1] for c in "\x1b\x07\n\udcff")
 
 
 # --- help: flags show no default --------------------------------------------------------
