@@ -410,10 +410,6 @@ def _result(capsys, cache):
   return rec, err
 
 
-def _entry_record():
-  return {"cycles": 3, "classes": {}, "busy": [{}], "stalls": [{}]}
-
-
 def _typed(change):
   """An entry: a real one from the clean cache, changed."""
   def make(good):
