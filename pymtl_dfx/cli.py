@@ -15,7 +15,11 @@ stderr for slow steps, only on a terminal and never with --json.
 
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
 a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
-than the model's positions); --debug shows the traceback instead.  A closed
+than the model's positions); --debug shows the traceback instead.  A file
+problem says which it is (missing, a directory, a FIFO, a permission
+problem, a symlink loop: `files.describe_os_error`), and user or model text
+is printed with its control characters escaped (`printable`: ESC as
+\\x1b; the streamed text keeps its newlines and tabs).  A closed
 pipe (`| head`) exits 141 silently, Ctrl-C 130 with one line; SIGTERM (kill,
 timeout, CI) and SIGHUP unwind as Ctrl-C does, removing every partial
 output, and exit 128 + the signal (143, 129) with one line.  Every output
@@ -30,7 +34,9 @@ import sys
 import time
 
 from . import demo as DEMO
+from .files import describe_os_error, describe_path
 from .models import TINY_ENGLISH
+from .printable import shown, stream_text
 
 
 def cmd_numerics( args ):
@@ -52,7 +58,7 @@ def cmd_demo( args ):
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
   gpt = read_config( TINY_ENGLISH )
-  n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( args.prompt ) )
+  n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( utf8_prompt( args.prompt ) ) )
   check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts
   from .perf.cli import step_cache
   paper = dict( paper=args.paper, jobs=args.jobs, cache=step_cache( args ), out_dir=args.out )
@@ -64,7 +70,7 @@ def cmd_demo( args ):
   progress = _Progress( "dfx demo", _stderr_is_tty() )
 
   def write( text ):
-    print( text, end="", flush=True )
+    print( stream_text( text ), end="", flush=True )
 
   def status( what ):
     def on_step( k, n ):
@@ -178,6 +184,7 @@ class _Parser( argparse.ArgumentParser ):
   json_errors = False
 
   def error( self, message ):
+    message = shown( message )
     if _Parser.json_errors:
       _json_error( self.prog, "usage", message, EXIT_USAGE )
     self.exit( EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n" )
@@ -282,6 +289,9 @@ def _model_config( spec ):
              f"{os.path.join( os.curdir, spec )} (write that path for the folder)",
              file=sys.stderr )
     return gpt2_preset( spec )
+  if os.path.lexists( spec ):    # a file, FIFO, device or broken symlink: say which
+    raise UsageError( f"--model {describe_path( spec )}; expected a checkpoint directory or "
+                      f"a preset ({', '.join( GPT2_PRESETS )})" )
   raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
                     f"preset ({', '.join( GPT2_PRESETS )})" )
 
@@ -296,15 +306,30 @@ def _load_weights( spec, cfg, seed ):
   return random_weights( cfg, seed )
 
 
+def utf8_prompt( text, option="--prompt" ):
+  """`text` if it is UTF-8 text; a prompt typed in another encoding reaches
+  Python as lone surrogates, which no tokenizer can encode."""
+  try:
+    text.encode( "utf-8" )
+  except UnicodeEncodeError as e:
+    raise UsageError( f"{option} '{shown( text )}' is not UTF-8 text: byte "
+                      f"{shown( text[ e.start ] )} at character {e.start}" ) from None
+  return text
+
+
 def _prompt_ids( args, tok, vocab ):
   if args.prompt_ids is not None:
+    items = args.prompt_ids.split( "," )
+    if args.prompt_ids.strip() and any( not x.strip() for x in items ):
+      raise UsageError( f"--prompt-ids '{shown( args.prompt_ids )}' has an empty item; expected "
+                        f"comma-separated integers such as 1,2,3" )
     try:
-      ids = [ int( x ) for x in args.prompt_ids.split( "," ) if x.strip() ]
+      ids = [ int( x ) for x in items if x.strip() ]
     except ValueError:
       raise UsageError( f"--prompt-ids {args.prompt_ids!r} must be "
                         f"comma-separated integers" ) from None
   else:
-    ids = tok.encode( args.prompt )    # TokenizerError names the problem
+    ids = tok.encode( utf8_prompt( args.prompt ) )    # TokenizerError names the problem
   bad = [ i for i in ids if not 0 <= i < vocab ]
   if not ids or bad:
     raise UsageError( f"prompt ids must be 1 or more ids in [0, {vocab})"
@@ -312,15 +337,25 @@ def _prompt_ids( args, tok, vocab ):
   return ids
 
 
-def check_context( n_prompt, n_new, cfg ):
+def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
   """Refuse a generation longer than the model's position table up front:
   past n_positions, wpe has no row and the appliance would read whatever
-  memory follows it (tokens that look right and are not)."""
-  if n_prompt + n_new > cfg.n_positions:
-    raise UsageError( f"{n_prompt} prompt tokens + {n_new} new tokens = "
-                      f"{n_prompt + n_new} positions, but model {cfg.name!r} has "
-                      f"n_positions={cfg.n_positions}; use --new-tokens <= "
-                      f"{max( 0, cfg.n_positions - n_prompt )} or a shorter prompt" )
+  memory follows it (tokens that look right and are not).  The hint names
+  the caller's options: `new` gives n_new, `prompt` gives n_prompt as a
+  count (perf's --in; None: a prompt of text or ids, to be shortened)."""
+  P = cfg.n_positions
+  if n_prompt + n_new <= P:
+    return
+  head = ( f"{n_prompt} prompt tokens + {n_new} new tokens = {n_prompt + n_new} positions, "
+           f"but model {cfg.name!r} has n_positions={P}" )
+  if n_prompt >= P:     # not even one new token fits: only the prompt can change
+    raise UsageError( f"{head}; the prompt alone fills them: use "
+                      + ( f"{prompt} <= {P - 1}" if prompt else
+                          f"a prompt of at most {P - 1} tokens" ) )
+  fixes = [ f"{new} <= {P - n_prompt}" ]
+  if P - n_new >= 1:
+    fixes.append( f"{prompt} <= {P - n_new}" if prompt else "a shorter prompt" )
+  raise UsageError( f"{head}; use {' or '.join( fixes )}" )
 
 
 def _host_kwargs( args ):
@@ -473,12 +508,12 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
       max_tokens = cfg.n_positions
     except CompileError:
       pass
-  progress.status( f"loading {args.model} ...", force=True )
+  progress.status( f"loading {shown( args.model )} ...", force=True )
   weights = _load_weights( args.model, cfg, args.seed )
   progress.status( f"compiling {cfg.name} for {dfx.cores} core(s) ...", force=True )
   compiled = compile_model( weights.to_fp16(), dfx, dfx.cores, max_tokens=max_tokens )
   if args.save_image:
-    progress.status( f"writing {args.save_image} ...", force=True )
+    progress.status( f"writing {shown( args.save_image )} ...", force=True )
     compiled.save( args.save_image )
   return compiled
 
@@ -489,18 +524,20 @@ def cmd_generate( args ):
   from .gpt2.tokenizer import StreamDecoder, load_tokenizer
 
   host_kw = _host_kwargs( args )
+  if args.image == "":
+    raise UsageError( "--image: the path is empty" )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = _model_config( args.model )
   tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
   ids = _prompt_ids( args, tok, cfg.vocab_size )
-  check_context( len( ids ), args.new_tokens, cfg )
+  check_context( len( ids ), args.new_tokens, cfg )     # --new-tokens, and a text or ids prompt
   _resolve_seed( args )
   choose, stop = _chooser( args, tok )
   n_tokens = len( ids ) + args.new_tokens
   progress = _Progress( "dfx generate", _stderr_is_tty() and not args.json )
   t0 = time.perf_counter()
-  if args.image:
-    progress.status( f"reading {args.image} ...", force=True )
+  if args.image is not None:
+    progress.status( f"reading {shown( args.image )} ...", force=True )
     compiled = _use_image( args, cfg, n_tokens )
   else:
     compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
@@ -529,10 +566,10 @@ def cmd_generate( args ):
       t_gen[0] = time.perf_counter()
       progress.clear()
       if stream:
-        print( stream.feed( ids ), end="", flush=True )
+        print( stream_text( stream.feed( ids ) ), end="", flush=True )
     tokens.append( t )
     if stream and t != stop:
-      print( stream.feed( [ t ] ), end="", flush=True )
+      print( stream_text( stream.feed( [ t ] ) ), end="", flush=True )
 
   def record( interrupted=False ):
     from .compiler import stats as S
@@ -570,7 +607,7 @@ def cmd_generate( args ):
   if args.json:
     print( json.dumps( record(), indent=2 ) )
     return
-  print( stream.flush() )
+  print( stream_text( stream.flush() ) )
   gen_s = time.perf_counter() - ( t_gen[0] or time.perf_counter() )
   progress.done( f"{len( tokens )} tokens in {gen_s:.1f} s "
                  f"({len( tokens ) / max( gen_s, 1e-9 ):.2f} tokens/s on the host)" )
@@ -611,14 +648,14 @@ def cmd_verilog( args ):
   t0 = time.perf_counter()
   if not args.json:
     print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "
-           f"{'and linting it ' if args.lint else ''}into {args.out} ...", flush=True )
+           f"{'and linting it ' if args.lint else ''}into {shown( args.out )} ...", flush=True )
   record = write_core_verilog( dfx, args.out, lint=args.lint )
   record["seconds"] = round( time.perf_counter() - t0, 1 )
   if args.json:
     print( json.dumps( { k: v for k, v in record.items() }, indent=2 ) )
     return
   lint = record.get( "lint" )
-  print( f"{args.out}/{record['files'][0]}: top module {record['top']}, {record['lines']:,} lines; "
+  print( f"{shown( args.out )}/{record['files'][0]}: top module {record['top']}, {record['lines']:,} lines; "
          + ( f"verilator --lint-only -Wall clean apart from waived classes "
              f"({', '.join( sorted( lint['waivers'] ) )}; reasons in config.json)"
              if lint else "not linted" )
@@ -627,11 +664,14 @@ def cmd_verilog( args ):
 
 class _Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter ):
   """Defaults shown (not for flags and unset options), descriptions and
-  epilogs (the examples) kept as written."""
+  epilogs (the examples) kept as written.  A flag (nargs=0: store_true,
+  store_false, ...) has no default worth showing: --no-lint's "default:
+  True" would read as "skips the lint by default"."""
 
   def _get_help_string( s, action ):
     d = action.default
-    if d is None or d is False or d is argparse.SUPPRESS or ( isinstance( d, list ) and not d ):
+    if ( action.nargs == 0 or d is None or d is False or d is argparse.SUPPRESS
+         or ( isinstance( d, list ) and not d ) ):
       return action.help
     return super()._get_help_string( action )
 
@@ -796,8 +836,17 @@ def _parser():
   return ap
 
 
-def _one_line( e ):
-  return " ".join( str( e ).split( "\n" ) ) or type( e ).__name__
+def _one_line( e, prog=None ):
+  """The error's message as one line: an OSError in words (`describe_os_error`),
+  control characters escaped, and no second "dfx CMD: " in front."""
+  if isinstance( e, OSError ) and e.errno is not None:
+    text = describe_os_error( e )
+  else:
+    text = " ".join( str( e ).split( "\n" ) ) or type( e ).__name__
+  if prog:
+    while text.startswith( f"{prog}: " ):
+      text = text[ len( prog ) + 2: ]
+  return shown( text )
 
 
 def _silence_stdout():
@@ -848,7 +897,7 @@ def main( argv=None ):
   except UsageError as e:
     if args.debug:
       raise
-    return fail( "usage", _one_line( e ), EXIT_USAGE, f"{prog}: error: {_one_line( e )}" )
+    return fail( "usage", _one_line( e, prog ), EXIT_USAGE, f"{prog}: error: {_one_line( e, prog )}" )
   except BrokenPipeError:
     # `dfx generate ... | head`: the reader has what it wanted
     _silence_stdout()
@@ -862,9 +911,13 @@ def main( argv=None ):
   except USER_ERRORS as e:
     if args.debug:
       raise
-    return fail( "error", _one_line( e ), EXIT_ERROR, f"{prog}: {_one_line( e )}" )
+    return fail( "error", _one_line( e, prog ), EXIT_ERROR, f"{prog}: {_one_line( e, prog )}" )
   return 0
 
 
 if __name__ == "__main__":
-  sys.exit( main() )
+  # `python -m pymtl_dfx.cli`: run the module the commands import (`from
+  # ..cli import UsageError`), not a second copy of it named __main__, whose
+  # UsageError would be another class and escape main's handlers.
+  from pymtl_dfx.cli import main as _main
+  sys.exit( _main() )

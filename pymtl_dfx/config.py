@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
 
+from .files import short_repr
+
 FP16_BITS = 16
 FP16_BYTES = FP16_BITS // 8
 # The widest memory word: one 512-bit beat of an HBM or DDR port, the ISA's
@@ -48,13 +50,22 @@ def cycles_to_ms(cycles, clock_mhz) -> float:
   return cycles / (clock_mhz * 1e3)
 
 
+# Bandwidths (GB/s, Gb/s) become exact Fractions to this resolution, so that
+# the units count words in integers.
+_GBPS_RESOLUTION = 1e-6
+
+
+def _exact_gbps(value) -> Fraction:
+  return Fraction(value).limit_denominator(round(1 / _GBPS_RESOLUTION))
+
+
 def _is_pow2(x) -> bool:
   return isinstance(x, int) and x > 0 and (x & (x - 1)) == 0
 
 
 def _check(errors, name, value, ok, why):
   if not ok:
-    errors.append(f"{name}={value!r} ({why})")
+    errors.append(f"{name}={short_repr(value)} ({why})")
 
 
 def _raise_if(errors, what):
@@ -67,9 +78,9 @@ def _int_field_errors(obj, names):
   for name in names:
     value = getattr(obj, name)
     if not isinstance(value, int) or isinstance(value, bool):
-      errors.append(f"{name}={value!r} (must be an integer)")
+      errors.append(f"{name}={short_repr(value)} (must be an integer)")
     elif value <= 0:
-      errors.append(f"{name}={value!r} (must be positive)")
+      errors.append(f"{name}={short_repr(value)} (must be positive)")
   return errors
 
 
@@ -202,7 +213,31 @@ class DFXConfig:
              self.hbm_channel_bits <= MAX_MEM_WORD_BYTES * 8,
              f"must be at most {MAX_MEM_WORD_BYTES * 8}: a channel port moves one memory "
              "word a cycle")
+    if not errors:
+      errors += self._derived_errors()
     _raise_if(errors, "DFXConfig")
+
+  def _derived_errors(self):
+    """Values that are valid one by one but give a derived quantity the
+    units cannot take, named by field (not by the unit that would fail)."""
+    errors = []
+    for name in ("hbm_channel_gbps", "ddr_gbps", "ring_gbps"):
+      value = getattr(self, name)
+      _check(errors, name, value, value >= _GBPS_RESOLUTION,
+             f"must be at least {_GBPS_RESOLUTION}: rates are exact to that")
+    for name, scale in (("hbm_latency_ns", 1), ("ddr_latency_ns", 1), ("ring_latency_ns", 1),
+                        ("host_step_us", 1000)):
+      value = getattr(self, name)
+      _check(errors, name, value, math.isfinite(value * scale * self.clock_mhz / 1000),
+             f"too long: at clock_mhz={self.clock_mhz} it is more cycles than can be counted")
+    _check(errors, "hbm_channels", self.hbm_channels, self.hbm_channels >= 2,
+           "must be at least 2: the DMA interleaves words over 2 or more channels")
+    if not errors and self.ddr_words_per_cycle <= 1:
+      least = self.clock_mhz * self.mem_word_bytes / 1000
+      _check(errors, "ddr_gbps", self.ddr_gbps, False,
+             f"must be more than {least:g} at clock_mhz={self.clock_mhz} and d={self.d}: the "
+             f"DMA reads DDR on 2 or more ports of one {self.mem_word_bytes}-byte word a cycle")
+    return errors
 
   # Derived quantities: the only place they are computed.
 
@@ -313,7 +348,7 @@ class DFXConfig:
     cycle, exactly: the port's rate or the pseudo-channel's measured
     `hbm_channel_gbps`, whichever is lower (at 200 MHz x 64 B = 12.8 GB/s
     the port binds: 1 word)."""
-    gbps = Fraction(self.hbm_channel_gbps).limit_denominator(10**6)
+    gbps = _exact_gbps(self.hbm_channel_gbps)
     return min(self.hbm_port_words_per_cycle,
                gbps * 1000 / (self.clock_mhz * self.mem_word_bytes))
 
@@ -326,7 +361,7 @@ class DFXConfig:
   def ddr_words_per_cycle(self) -> Fraction:
     """Memory words DDR moves per kernel cycle, exactly: 33 GB/s at 200 MHz
     is 165 bytes, 165/64 words of 64 bytes."""
-    gbps = Fraction(self.ddr_gbps).limit_denominator(10**6)
+    gbps = _exact_gbps(self.ddr_gbps)
     return gbps * 1000 / (self.clock_mhz * self.mem_word_bytes)
 
   @property
@@ -357,7 +392,7 @@ class DFXConfig:
     """FP16 words one ring link carries per kernel cycle, exactly (a
     Fraction, so a link model can count credits in integers): 100 Gb/s at
     200 MHz is 125/4 = 31.25 words."""
-    gbps = Fraction(self.ring_gbps).limit_denominator(10**6)
+    gbps = _exact_gbps(self.ring_gbps)
     return gbps * 1000 / (FP16_BITS * self.clock_mhz)
 
   @property
@@ -425,7 +460,7 @@ class DFXConfig:
     """A copy with `key=value` strings applied (the command line's --set);
     each value is parsed as its field's type, and every bad one is named."""
     types = {f.name: f.type for f in fields(self)}
-    changes, errors = {}, []
+    changes, errors, given = {}, [], {}
     for text in assignments:
       key, eq, value = str(text).partition("=")
       key = key.strip()
@@ -433,7 +468,10 @@ class DFXConfig:
         errors.append(f"{text!r} (expected key=value)")
       elif key not in types:
         errors.append(f"{key!r} is not a DFXConfig field (fields: {', '.join(types)})")
+      elif key in given and given[key] != value.strip():
+        errors.append(f"{key} is set twice ({given[key]}, {value.strip()})")
       else:
+        given[key] = value.strip()
         kind = int if types[key] in (int, "int") else float
         try:
           changes[key] = kind(value.strip())

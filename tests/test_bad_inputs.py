@@ -66,8 +66,8 @@ def test_bad_config_value(ckpt, change, named):
 
 @pytest.mark.parametrize("content, named", [
   (b"", "not readable JSON"),
-  (b"[1, 2]", "expected a JSON object, found list"),
-  (b'"gpt2"', "expected a JSON object, found str"),
+  (b"[1, 2]", "expected a JSON object, found a list"),
+  (b'"gpt2"', "expected a JSON object, found a string"),
   (b"\xff\xfe{}", "not readable JSON"),
   (b'{"n_layer": 2,', "not readable JSON"),
 ])

@@ -9,12 +9,16 @@ both configs, the core count and the layout; sections `core<i>/hbm` and
 
 from dataclasses import dataclass
 
-from ..config import DFXConfig, GPT2Config
+import numpy as np
+
+from ..config import ConfigError, DFXConfig, GPT2Config
+from ..files import expect, short_repr
+from ..printable import shown
 from .emit import StepEmitter
-from .image_file import read_image, write_image
+from .image_file import ImageFormatError, as_stored, read_image, write_image
 from .images import build_images
 from .layout import plan_layout
-from .limits import check_limits
+from .limits import CompileError, check_limits
 
 IMAGE_KIND = "pymtl_dfx compiled GPT-2"
 
@@ -65,14 +69,64 @@ def compile_model( weights16, dfx: DFXConfig, cores: int, max_tokens: int = None
 
 
 def load_compiled( path ):
+  """The CompiledModel in the image at `path`.  Every metadata field is
+  checked (ImageFormatError naming it): the configs as DFXConfig and
+  GPT2Config check them, and the layout by planning it again from them, so
+  that an image is run only with the layout this compiler gives it."""
   img = read_image( path )
   meta = img.meta
+  where = f"{shown( path )}: metadata"
+
+  def bad( problem ):
+    raise ImageFormatError( f"{where}: {problem}" )
+
   if meta.get( "kind" ) != IMAGE_KIND:
-    raise ValueError( f"{path}: not a compiled GPT-2 image (kind={meta.get('kind')!r})" )
-  gpt = GPT2Config.from_hf_dict( meta["gpt"], name=meta.get( "gpt_name", "checkpoint" ) )
-  dfx = DFXConfig.from_dict( meta["dfx"] )
+    bad( f"not a compiled GPT-2 image (kind={short_repr( meta.get( 'kind' ) )})" )
+  for key in ( "gpt", "dfx", "layout" ):
+    expect( meta.get( key ), dict, f"{where} field {key!r}", ImageFormatError )
+  name = expect( meta.get( "gpt_name", "checkpoint" ), str, f"{where} field 'gpt_name'",
+                 ImageFormatError )
+  try:
+    gpt = GPT2Config.from_hf_dict( meta["gpt"], name=name )
+    missing = sorted( set( DFXConfig().to_dict() ) - set( meta["dfx"] ) )
+    if missing:
+      bad( f"field 'dfx' lacks {', '.join( missing )}" )
+    dfx = DFXConfig.from_dict( meta["dfx"] )
+  except ConfigError as e:
+    bad( str( e ) )
   layout = meta["layout"]
+  cores = expect( layout.get( "cores" ), int, f"{where} field 'layout.cores'", ImageFormatError )
+  tokens = expect( layout.get( "max_tokens" ), int, f"{where} field 'layout.max_tokens'",
+                   ImageFormatError )
+  # bounds from the file itself: two sections per core, no position past the model's
+  if not 1 <= cores <= len( img ) // 2:
+    bad( f"layout.cores={short_repr( cores )}, but the image holds {len( img )} sections "
+         f"(2 per core)" )
+  if cores != dfx.cores:
+    bad( f"layout.cores={cores}, but dfx.cores={dfx.cores}" )
+  if not 1 <= tokens <= gpt.n_positions:
+    bad( f"layout.max_tokens={short_repr( tokens )} (must be 1 to the model's "
+         f"n_positions={gpt.n_positions})" )
+  try:
+    want = plan( gpt, dfx, cores, tokens )
+  except CompileError as e:
+    bad( f"its configs do not compile: {e}" )
+  if as_stored( want ) != layout:
+    bad( f"the layout is not the one this compiler plans for its configs (cores={cores}, "
+         f"max_tokens={tokens}): an image of another pymtl_dfx version, or a corrupt one; "
+         f"compile it again (--save-image)" )
+  shapes = { "hbm": ( layout["hbm"]["words"], dfx.mem_word_elems ),
+             "ddr": ( layout["ddr"]["words"], dfx.mem_word_elems ) }
+  for i in range( cores ):
+    for mem, shape in shapes.items():
+      name = f"core{i}/{mem}"
+      if name not in img:
+        bad( f"no section {name!r} (the layout has {cores} cores)" )
+      arr = img[ name ]
+      if arr.dtype != np.float16 or arr.shape != shape:
+        raise ImageFormatError( f"{shown( path )}: section {name!r} is {arr.dtype} "
+                                f"{arr.shape}, the layout needs float16 {shape}" )
   # memory images are written by the program (K/V, logits): private copies
   images = [ ( img[ f"core{i}/hbm" ].copy(), img[ f"core{i}/ddr" ].copy() )
-             for i in range( layout["cores"] ) ]
+             for i in range( cores ) ]
   return CompiledModel( gpt, dfx, layout, images )

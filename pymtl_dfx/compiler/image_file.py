@@ -93,6 +93,8 @@ import zlib
 import numpy as np
 
 from ..atomic import atomic_open
+from ..files import open_input, parse_json, type_name
+from ..printable import shown
 
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
@@ -120,7 +122,7 @@ class ImageFormatError(ValueError):
 
 
 def _fail(path, problem):
-  raise ImageFormatError(f"{path}: {problem}")
+  raise ImageFormatError(f"{shown(path)}: {problem}")
 
 
 def _align(n):
@@ -179,6 +181,12 @@ def _encode_meta(path, meta):
   plain = _plain_json(meta, "meta", path, set())
   return json.dumps(plain, ensure_ascii=False, allow_nan=False,
                     separators=(",", ":")).encode("utf-8")
+
+
+def as_stored(meta):
+  """`meta` as read_image returns it after write_image wrote it (tuples as
+  lists, numpy scalars as numbers): what a reader compares a file with."""
+  return json.loads(_encode_meta("<meta>", {"meta": meta}))["meta"]
 
 
 def _check_dtype(dt):
@@ -352,19 +360,12 @@ def _check_start(path, head, size):
 
 
 def _decode_meta(path, meta_b):
-  where = f"metadata JSON (bytes [{HEADER_SIZE}, {HEADER_SIZE + len(meta_b)}))"
-  try:
-    text = meta_b.decode("utf-8")
-  except UnicodeDecodeError as e:
-    _fail(path, f"corrupt {where}: not UTF-8 at file byte "
-          f"{HEADER_SIZE + e.start}")
-  try:
-    meta = json.loads(text)
-  except json.JSONDecodeError as e:
-    _fail(path, f"corrupt {where}: {e.msg} at line {e.lineno} column "
-          f"{e.colno} (character {e.pos})")
+  where = (f"{shown(path)}: corrupt metadata JSON (bytes [{HEADER_SIZE}, "
+           f"{HEADER_SIZE + len(meta_b)}))")
+  # integers of any size: the format stores what write_image takes
+  meta = parse_json(meta_b, where, ImageFormatError, offset=HEADER_SIZE, int_limit=None)
   if not isinstance(meta, dict):
-    _fail(path, f"corrupt {where}: a {type(meta).__name__}, not an object")
+    _fail(path, f"corrupt metadata JSON: {type_name(meta)}, not an object")
   return meta
 
 
@@ -466,7 +467,8 @@ def read_image(path, mmap=True, verify=None):
   other than payload bytes is checked always.  Raises ImageFormatError.
   """
   path = os.fspath(path)
-  with open(path, "rb") as f:
+  # open_input: a regular file only (a FIFO or device is refused, not waited on)
+  with open_input(path, ImageFormatError) as f:
     size = os.fstat(f.fileno()).st_size
     head = f.read(HEADER_SIZE)
     version, meta_len, table_len, count, hcrc = _check_start(path, head, size)

@@ -84,7 +84,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
       if errors or bad:
         first = ( errors + [ l for l in log.splitlines()
                              if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
-        raise VerilogError( f"dfx verilog: lint of {top} failed: {len( errors )} error(s), "
+        raise VerilogError( f"lint of {top} failed: {len( errors )} error(s), "
                             f"not waived: {bad or 'none'}; first: {' | '.join( first )}" )
     for name in os.listdir( work ):     # translation leaves its own scratch files
       if name not in ( f"{top}.v", "lint.log" ):

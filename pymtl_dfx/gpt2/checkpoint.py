@@ -17,7 +17,6 @@ The header is checked before any tensor data is read; NaN or infinite
 values are refused after (naming each tensor and its first bad index).
 """
 
-import json
 import os
 
 import numpy as np
@@ -26,12 +25,16 @@ import safetensors.numpy
 
 from ..atomic import atomic_path, write_text
 from ..config import ConfigError, GPT2Config
+from ..files import check_input, load_json, short_repr, type_name
+from ..printable import shown
 from .layout import LM_HEAD, shape_problems, tensor_shapes
 from .weights import GPT2Weights, nonfinite_problem, overflow_problem
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 PREFIX = "transformer."
+# The files of a folder that the project reads (the tokenizer's too).
+MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE, "tokenizer.json", "vocab.json", "merges.txt")
 
 # Other formats that a Hugging Face directory may hold instead of ours.
 _UNSUPPORTED_FILES = ["pytorch_model.bin", "model.safetensors.index.json",
@@ -69,33 +72,36 @@ def read_config(path) -> GPT2Config:
   (cheap: callers check a model against their limits before loading it)."""
   path = os.fspath(path)
   cfg_path = os.path.join(path, CONFIG_FILE)
-  if not os.path.isfile(cfg_path):
-    raise CheckpointError(f"{cfg_path}: file not found (a GPT-2 checkpoint "
+  if not os.path.lexists(cfg_path):
+    raise CheckpointError(f"{shown(cfg_path)}: file not found (a GPT-2 checkpoint "
                           f"directory needs {CONFIG_FILE} and {WEIGHTS_FILE})")
-  try:
-    with open(cfg_path) as f:
-      data = json.load(f)
-  except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-    raise CheckpointError(f"{cfg_path}: not readable JSON ({e})") from None
+  data = load_json(cfg_path, CheckpointError)
   if not isinstance(data, dict):
-    raise CheckpointError(f"{cfg_path}: expected a JSON object, "
-                          f"found {type(data).__name__}")
-  bad = [f"{k}={data[k]!r} (supported: {', '.join(map(repr, ok))})"
+    raise CheckpointError(f"{shown(cfg_path)}: expected a JSON object, "
+                          f"found {type_name(data)}")
+  # Every other file the folder's readers open must be a regular file too:
+  # a FIFO there would block them, a directory give a confusing error.
+  for name in MODEL_FILES:
+    if name != CONFIG_FILE and os.path.lexists(os.path.join(path, name)):
+      check_input(os.path.join(path, name), CheckpointError)
+  bad = [f"{k}={short_repr(data[k])} (supported: {', '.join(map(repr, ok))})"
          for k, ok in _CONFIG_REQUIREMENTS.items() if k in data and data[k] not in ok]
-  n_inner = data.get("n_inner")
-  if n_inner is not None and "n_embd" in data and n_inner != 4 * data["n_embd"]:
-    bad.append(f"n_inner={n_inner!r} (supported: 4 * n_embd)")
+  n_inner, n_embd = data.get("n_inner"), data.get("n_embd")
+  # (a wrongly typed n_embd is GPT2Config's to name)
+  if n_inner is not None and isinstance(n_embd, int) and n_inner != 4 * n_embd:
+    bad.append(f"n_inner={short_repr(n_inner)} (supported: 4 * n_embd)")
   if bad:
-    raise CheckpointError(f"{cfg_path}: unsupported GPT-2 option(s): " + "; ".join(bad))
+    raise CheckpointError(f"{shown(cfg_path)}: unsupported GPT-2 option(s): " + "; ".join(bad))
   try:
     return GPT2Config.from_hf_dict(data, name=os.path.basename(os.path.normpath(path)))
   except (ConfigError, TypeError) as e:
-    raise CheckpointError(f"{cfg_path}: {e}") from None
+    raise CheckpointError(f"{shown(cfg_path)}: {e}") from None
 
 
 def _weights_file(path: str) -> str:
   st_path = os.path.join(path, WEIGHTS_FILE)
-  if os.path.isfile(st_path):
+  if os.path.lexists(st_path):
+    check_input(st_path, CheckpointError)    # a regular file, readable
     return st_path
   others = [f for f in _UNSUPPORTED_FILES if os.path.exists(os.path.join(path, f))]
   if others:

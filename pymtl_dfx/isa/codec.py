@@ -13,6 +13,7 @@ import numpy as np
 from pymtl3 import Bits
 
 from ..atomic import write_bytes
+from ..files import read_bytes
 from .fields import INST_BITS, INST_BYTES
 from .formats import (FORMATS, HEADER_LO, RESTRICTED, Header, InstBits,
                       format_of, layout, used_slots)
@@ -161,5 +162,5 @@ def write_program(path, insts) -> None:
 
 
 def read_program(path) -> list:
-  with open(path, "rb") as f:
-    return program_from_bytes(f.read())
+  # read_bytes: a regular file only, or one line (InputFileError) saying why not
+  return program_from_bytes(read_bytes(path))

@@ -112,7 +112,7 @@ def cmd_perf( args, model_config, dfx_config ):
   from ..cli import check_context
   gpt = model_config( args.model )
   dfx = dfx_config( args )
-  check_context( args.n_in, args.n_out, gpt )
+  check_context( args.n_in, args.n_out, gpt, new="--out", prompt="--in" )
   model = planned( gpt, dfx, dfx.cores, max_tokens=args.n_in + args.n_out )
   cache = step_cache( args )
   t0 = time.perf_counter()

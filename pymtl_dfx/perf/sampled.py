@@ -27,9 +27,12 @@ import hashlib
 import json
 import os
 import pathlib
+import sys
 from concurrent.futures import ProcessPoolExecutor
 
 from .. import atomic
+from ..files import InputFileError, load_json, short_repr, type_name
+from ..printable import shown
 from .steps import add_step, empty_result, time_step
 from .appliance import ApplianceTiming
 
@@ -57,6 +60,10 @@ def default_cache_dir():
   return pathlib.Path( base )
 
 
+# Corrupt entries warned about in this process: once each, however often asked for.
+_WARNED = set()
+
+
 class StepCache:
   """Timed steps on disk; `None` as the directory keeps nothing."""
 
@@ -70,20 +77,99 @@ class StepCache:
                  pos=pos, want=bool( want ), code=s.code )
     return hashlib.sha256( json.dumps( what, sort_keys=True, default=str ).encode() ).hexdigest()
 
-  def get( s, key ):
+  def entry( s, key ):
+    return s.dir / f"{key}.json"
+
+  def get( s, key, cores=None ):
+    """The record kept under `key`, or None.  A corrupt entry (not JSON, not
+    a step record of `cores` cores, not a regular file) is ignored with one
+    warning on stderr: the step is timed again and the entry rewritten."""
     if s.dir is None:
       return None
-    f = s.dir / f"{key}.json"
-    try:
-      return json.loads( f.read_text() )
-    except ( FileNotFoundError, json.JSONDecodeError ):
+    f = s.entry( key )
+    if not os.path.lexists( f ):
       return None
+    try:
+      rec = load_json( f )
+      problem = record_problem( rec, cores )
+    except InputFileError as e:
+      problem = str( e ).removeprefix( f"{shown( f )}: " )
+    if problem is None:
+      return rec
+    if f in _WARNED:
+      return None
+    _WARNED.add( f )
+    if os.path.isfile( f ) and not os.path.islink( f ):
+      # removed, so that a second look (a sweep's compute pass, a worker)
+      # finds it missing, not corrupt: one warning, and put() writes it anew
+      try:
+        os.unlink( f )
+      except OSError:
+        pass
+      again = "timing the step again"
+    else:
+      again = "timing the step again; it stays, as it is not a file"
+    print( f"warning: ignoring the corrupt step-cache entry {shown( f )} ({problem}); "
+           f"{again}", file=sys.stderr, flush=True )
+    return None
 
   def put( s, key, record ):
     if s.dir is None:
       return
     s.dir.mkdir( parents=True, exist_ok=True )
-    atomic.write_text( s.dir / f"{key}.json", json.dumps( record ) )
+    f = s.entry( key )
+    if os.path.lexists( f ) and not os.path.isfile( f ):
+      return    # a directory or FIFO in its place: get() said so, and it is not ours to remove
+    atomic.write_text( f, json.dumps( record ) )
+
+
+def _record_template( cores ):
+  """What a step record of `cores` cores holds: `time_step`'s record (the
+  cache keeps it without folded / skipped), zeros where it has counts."""
+  res = empty_result( cores )
+  return dict( cycles=0, classes=res["class_cycles"], busy=res["unit_busy"],
+               stalls=res["unit_stalls"] )
+
+
+def _shape_problem( value, like, where ):
+  if isinstance( like, dict ):
+    if not isinstance( value, dict ):
+      return f"{where + ': ' if where else ''}expected an object, found {type_name( value )}"
+    if set( value ) != set( like ):
+      extra, missing = sorted( set( value ) - set( like ) ), sorted( set( like ) - set( value ) )
+      return ( f"{where}: " if where else "" ) + "; ".join(
+        ( [ f"unexpected key(s) {', '.join( map( short_repr, extra[:4] ) )}" ] if extra else [] )
+        + ( [ f"missing key(s) {', '.join( missing[:4] )}" ] if missing else [] ) )
+    for k in like:
+      problem = _shape_problem( value[k], like[k], f"{where}.{k}" if where else k )
+      if problem:
+        return problem
+    return None
+  if isinstance( like, list ):
+    if not isinstance( value, list ) or len( value ) != len( like ):
+      return ( f"{where}: expected a list of {len( like )}, found "
+               + ( f"{len( value )}" if isinstance( value, list ) else type_name( value ) ) )
+    for i, ( v, l ) in enumerate( zip( value, like ) ):
+      problem = _shape_problem( v, l, f"{where}[{i}]" )
+      if problem:
+        return problem
+    return None
+  if not isinstance( value, int ) or isinstance( value, bool ) or value < 0:
+    return f"{where}: expected a count (an integer >= 0), found {short_repr( value )}"
+  return None
+
+
+def record_problem( rec, cores=None ):
+  """What makes `rec` not a step record (of `cores` cores when given), or
+  None.  A record's cycles are the sum of its op classes' cycles."""
+  if cores is None:
+    cores = len( rec["busy"] ) if isinstance( rec, dict ) and isinstance( rec.get( "busy" ), list ) \
+      and rec["busy"] else 1
+  problem = _shape_problem( rec, _record_template( cores ), "" )
+  if problem is None and rec["cycles"] != sum( rec["classes"].values() ):
+    problem = ( f"cycles={rec['cycles']}, but its classes add up to "
+                f"{sum( rec['classes'].values() )}" )
+  return problem
 
 
 def sample_positions( lo, hi, n ):
@@ -134,7 +220,7 @@ def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True ):
   `compute=False`: only read the cache (`NotCached` if a step is missing)."""
   cache = cache or StepCache( None )
   keys = [ cache.key( *t ) for t in tasks ]
-  recs = [ cache.get( k ) for k in keys ]
+  recs = [ cache.get( k, t[0].cores ) for k, t in zip( keys, tasks ) ]
   todo = [ i for i, r in enumerate( recs ) if r is None ]
   if todo and not compute:
     raise NotCached( f"{len( todo )} of {len( tasks )} steps are not in the cache" )

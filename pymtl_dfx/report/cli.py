@@ -12,6 +12,7 @@ import json
 import os
 
 from .. import atomic
+from ..printable import shown
 from ..config import DFXConfig
 from ..perf.cli import add_step_options
 
@@ -89,4 +90,4 @@ def cmd_report( args ):
     print( json.dumps( paths, indent=2 ) )
   else:
     for k, v in paths.items():
-      print( f"{k}: {v}" )
+      print( f"{k}: {shown( v )}" )

@@ -23,6 +23,7 @@ import textwrap
 import time
 
 from .. import atomic
+from ..printable import shown
 
 
 def add_parser( sub, common, positive ):
@@ -186,7 +187,7 @@ def cmd_sweep( args ):
     raise UsageError( f"--context {args.context} is past model {gpt.name!r}'s "
                       f"n_positions={gpt.n_positions}" )
   if io:
-    check_context( *io, gpt )
+    check_context( *io, gpt, new="O (--io I:O)", prompt="I (--io I:O)" )
   cache = step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
   # Connected before anything is computed, even when every point is cached:
@@ -229,4 +230,4 @@ def _print_points( rec, paths, io ):
            + ( "" if r["within_budget"] else f" (over the U280 in {', '.join( r['over'] )})" )
            + ( " [Pareto]" if p["pareto_lut"] or p["pareto_dsp"] else "" ) )
   for k in ( "page", "json", "figure" ):
-    print( f"{k}: {paths[ k ]}" )
+    print( f"{k}: {shown( paths[ k ] )}" )

@@ -1,0 +1,48 @@
+"""Text from users and models, made safe to print on a terminal.
+
+A prompt, a file name or a model's text can hold control characters: ESC
+starts the escape sequences that move the cursor, clear the screen, retitle
+the window or (on some terminals) write files; CR and backspace overwrite
+what was printed; a newline splits an error's one line in two.  The CLI
+therefore prints such text escaped, the way Python's repr escapes it
+(ESC as \\x1b, a newline as \\n):
+
+  shown(text)        for messages and status lines: every control
+                     character is escaped, newline and tab too, so the
+                     message stays one line;
+  stream_text(text)  for the generated text on stdout (the product): the
+                     same, except that newline and tab stay as they are so
+                     that the text keeps its lines.
+
+Control characters are Unicode category Cc: C0 (U+0000..U+001F), DEL
+(U+007F) and C1 (U+0080..U+009F, where U+009B is a one-character CSI).
+Everything else, any printable Unicode, is kept.  In messages, a byte of an
+argument or file name that is not UTF-8 (which Python carries as a lone
+surrogate, U+DC80..U+DCFF) is shown as that byte, \\xff.  A backslash is not
+doubled, so the escaped text reads as the original where it had none.
+"""
+
+import re
+
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# (and in one-line messages the lone surrogates by which Python carries the
+# bytes of a file name or argument that are not UTF-8: shown as those bytes)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\udc80-\udcff]")
+_CONTROLS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(m):
+  c = m.group()
+  code = ord(c) - 0xdc00 if ord(c) >= 0xdc80 else ord(c)
+  return _NAMED.get(c) or f"\\x{code:02x}"
+
+
+def shown(text) -> str:
+  """`text` (str() of anything) on one line, its control characters escaped."""
+  return _CONTROLS.sub(_escape, str(text))
+
+
+def stream_text(text) -> str:
+  """Generated text for stdout: control characters escaped except newline
+  and tab."""
+  return _CONTROLS_BUT_LINES.sub(_escape, text)
