@@ -205,8 +205,8 @@ P = ["perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache"]
   (["generate", "--model", "", "--prompt-ids", "1"], 2, "--model '' is neither"),
   (["generate", "--model", "/dev/null", "--prompt-ids", "1"], 2, "--model /dev/null: is a device"),
   (["generate", "--model", "/", "--prompt-ids", "1"], 1, "/config.json: file not found"),
-  (P[:-1] + ["--cache", "/dev/null/x"], 1, "/dev/null/x: is not reachable: /dev/null is not a "
-   "directory"),
+  (P[:-1] + ["--cache", "/dev/null/x"], 1, "--cache /dev/null/x: /dev/null is a character "
+   "device, not a directory"),
   (["perf", "--model", "tiny", "--in", "-3", "--out", "1"], 2, "-3 must be at least 1"),
   (["perf", "--model", "tiny", "--in", "1e3", "--out", "1"], 2, "'1e3' is not an integer"),
   (["perf", "--model", "tiny", "--in", "1", "--out", "nan"], 2, "'nan' is not an integer"),
