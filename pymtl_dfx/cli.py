@@ -152,21 +152,29 @@ def _host_levels_kw():
 # -- dfx generate -------------------------------------------------------------------
 
 def _dfx_config( args ):
-  """DFXConfig from --set and --cores; bad settings are usage errors."""
+  """DFXConfig from --set and --cores; bad settings, and sizes past their
+  bound (`bounds`: the RTL core's too, for what translates it), are usage
+  errors."""
+  from .bounds import check_dfx
   from .config import ConfigError, DFXConfig
   try:
     dfx = DFXConfig().with_overrides( args.set )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   set_cores = any( a.partition( "=" )[0].strip() == "cores" for a in args.set )
-  if args.cores is None:
-    return dfx
-  if set_cores and dfx.cores != args.cores:
-    raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+  if args.cores is not None:
+    if set_cores and dfx.cores != args.cores:
+      raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+    try:
+      dfx = dfx.replace( cores=args.cores )
+    except ConfigError as e:
+      raise UsageError( str( e ) ) from None
+  rtl = args.cmd == "verilog" or getattr( args, "level", None ) in ( "rtl", "verilog" )
   try:
-    return dfx.replace( cores=args.cores )
+    check_dfx( dfx, rtl=rtl )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
+  return dfx
 
 
 def _model_config( spec ):

@@ -9,6 +9,7 @@ both configs, the core count and the layout; sections `core<i>/hbm` and
 
 from dataclasses import dataclass
 
+from ..bounds import check_model
 from ..config import DFXConfig, GPT2Config
 from .emit import StepEmitter
 from .image_file import read_image, write_image
@@ -52,6 +53,9 @@ class CompiledModel:
 def plan( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):
   """The layout, once every limit of a CL/RTL core holds (`limits`): the
   compiler refuses what the hardware would run wrongly or could not run."""
+  # the model's sizes against the hardware first, in O(1): the layout's
+  # loops over layers and heads would take forever on n_layer=10**400
+  check_model( gpt, dfx, cores, max_tokens )
   layout = plan_layout( gpt, dfx, cores, max_tokens )
   check_limits( gpt, dfx, cores, layout )
   return layout

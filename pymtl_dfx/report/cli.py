@@ -76,8 +76,9 @@ def cmd_report( args ):
   from ..perf.cli import progress, step_cache
   if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
     raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
+  from ..bounds import check_dfx
   try:
-    DFXConfig().with_overrides( args.set )
+    check_dfx( DFXConfig().with_overrides( args.set ) )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   cache = step_cache( args )

@@ -5,6 +5,7 @@ validated by `DFXConfig.with_overrides`."""
 import itertools
 from dataclasses import dataclass, fields
 
+from ..bounds import check_dfx
 from ..config import ConfigError, DFXConfig
 
 
@@ -70,7 +71,7 @@ def points( grid, sets=() ):
   for key, vals in grid.items():
     for v in vals:
       try:
-        base.with_overrides( [ f"{key}={v}" ] )
+        check_dfx( base.with_overrides( [ f"{key}={v}" ] ) )
       except ConfigError as e:
         raise GridError( f"--grid {key}={v}: {_why( e )}" ) from None
   out = []
@@ -79,6 +80,7 @@ def points( grid, sets=() ):
     values = tuple( zip( keys, combo ) )
     try:
       dfx = base.with_overrides( [ f"{k}={v}" for k, v in values ] )
+      check_dfx( dfx )
     except ConfigError as e:
       raise GridError( f"--grid point {', '.join( f'{k}={v}' for k, v in values )}: "
                        f"{_why( e )}" ) from None

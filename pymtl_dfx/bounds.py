@@ -1,0 +1,283 @@
+"""A bound on every size a user can give, each derived from the hardware
+(the Alveo U280 card, the core's fields and buffers) or from this machine,
+and checked before anything is loaded, compiled or simulated.
+
+`DFX_BOUNDS` and `MODEL_BOUNDS` are the one definition: `check_dfx` and
+`check_model` apply them, and docs/bounds.md's table is generated from them
+(`doc_table`; a test checks the file is current).  Regenerate with
+  python -c 'from pymtl_dfx import bounds; bounds.update("docs/bounds.md")'
+
+Each refusal is one line: the value, the bound and where the bound comes
+from.  The model's bounds are O(1) arithmetic on the configs (the layout's
+own rules, without building the layout), so a config.json with
+n_layer = 10**400 is refused at once instead of looping.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .config import FP16_BITS, ConfigError
+from .isa.fields import ELEMS
+
+ELEMS_MAX = ELEMS.max
+
+# The Alveo U280 (AMD DS963 / UG1314): one core per card.
+U280_HBM_CHANNELS = 32                  # HBM2: 2 stacks x 16 pseudo-channels
+U280_HBM_CHANNEL_MB = 256               # 8 GB / 32 pseudo-channels
+U280_DDR_BYTES = 2 * 16 * 2**30         # two DDR4 DIMMs of 16 GB
+U280_FF = 2_607_360                     # flip-flops of the XCU280 (sweep.resources.U280)
+U280_RAM_BITS = 2_016 * 36 * 1024 + 960 * 288 * 1024   # BRAM36 + URAM bits
+# A ring packet is one UDP/IPv4 frame (ring_frame_overhead_bytes counts its
+# headers); the 100G MAC carries jumbo frames of 9,000 bytes of IP packet.
+JUMBO_PAYLOAD_BYTES = 9_000 - 20 - 8    # minus the IPv4 and UDP headers
+# The router's packet carries its source core in 8 bits (units/router/msgs.py
+# `src: Bits8`, `check_router_params`): cores 0..254, 255 cores.
+MAX_CORES = 255
+
+# What `dfx verilog` (and the RTL levels, which elaborate the same core)
+# costs on this machine, measured with `/usr/bin/time dfx verilog --no-lint`
+# (default config but d and l; 2 CPUs, 23 GiB RAM), and fitted as a cost per
+# MAC (d x l, the MFU's size):
+#   d=4 l=4: 13.4 s, 155 MB;  d=8 l=4: 12.7 s, 190 MB;  d=16 l=4: 17.9 s, 266 MB
+#   d=32 l=16: see VERILOG_MEASURED
+# Peak memory grows about VERILOG_MB_PER_MAC per MAC and time
+# VERILOG_S_PER_MAC; a core whose translation would need more than
+# MACHINE_RAM_MB, or longer than VERILOG_MAX_S, is refused.
+VERILOG_MB_PER_MAC = 2.3
+VERILOG_S_PER_MAC = 0.1
+VERILOG_BASE_MB = 120
+VERILOG_BASE_S = 12
+MACHINE_RAM_MB = 24 * 1024
+VERILOG_MAX_S = 3600
+
+
+def verilog_cost( dfx ):
+  """(seconds, MB) this machine needs to translate the core: the fit above."""
+  macs = dfx.d * dfx.l
+  return VERILOG_BASE_S + VERILOG_S_PER_MAC * macs, VERILOG_BASE_MB + VERILOG_MB_PER_MAC * macs
+
+
+def max_verilog_macs():
+  """The largest d x l that translates within MACHINE_RAM_MB and VERILOG_MAX_S."""
+  return int( min( ( MACHINE_RAM_MB - VERILOG_BASE_MB ) / VERILOG_MB_PER_MAC,
+                   ( VERILOG_MAX_S - VERILOG_BASE_S ) / VERILOG_S_PER_MAC ) )
+
+
+@dataclass( frozen=True )
+class Bound:
+  """`field` may be at most `limit(config)`; `source` says why."""
+  field: str
+  limit: Callable
+  limit_doc: str
+  source: str
+
+  def error( s, cfg ):
+    v, lim = getattr( cfg, s.field ), s.limit( cfg )
+    if v > lim:
+      return f"{s.field}={show( v )} is above its bound {lim} ({s.limit_doc}: {s.source})"
+    return None
+
+
+def show( v ):
+  """An integer for a message: a JSON big int (10**400) by its size, not
+  400 digits."""
+  text = str( v )
+  return text if len( text ) <= 24 else f"{text[:4]}...({len( text )} digits)"
+
+
+def _size( nbytes ):
+  for unit, k in ( ( "GiB", 2**30 ), ( "MiB", 2**20 ), ( "KiB", 2**10 ) ):
+    if nbytes >= k:
+      return f"{nbytes / k:.2f} {unit}"
+  return f"{nbytes} bytes"
+
+
+def _join( errors, limit=3 ):
+  more = len( errors ) - limit
+  return "; ".join( errors[:limit] ) + ( f"; and {more} more" if more > 0 else "" )
+
+
+def _pipe_bound( name ):
+  return Bound( name, lambda c: U280_FF // ( c.d * FP16_BITS ),
+                "latency <= U280 flip-flops / (d x 16)",
+                "each stage of a d-wide FP16 pipeline is d x 16 flip-flops, and one "
+                "pipeline must fit the card's 2,607,360" )
+
+
+# DFXConfig: checked on every config a user gives (--set, --cores, --grid).
+DFX_BOUNDS = [
+  Bound( "d", lambda c: ELEMS_MAX // c.vreg_entries, "d <= (2^19 - 1) / vreg_entries",
+         "the ISA's 19-bit element counts (ELEMS_BITS) hold a vector filling the register "
+         "file" ),
+  Bound( "cores", lambda c: MAX_CORES, f"cores <= {MAX_CORES}",
+         "the ring packet carries its source core in 8 bits (RingPacket.src)" ),
+  Bound( "hbm_channels", lambda c: U280_HBM_CHANNELS, f"hbm_channels <= {U280_HBM_CHANNELS}",
+         "the U280's HBM2 has 32 pseudo-channels, one DMA port each" ),
+  Bound( "hbm_channel_mb", lambda c: U280_HBM_CHANNEL_MB,
+         f"hbm_channel_mb <= {U280_HBM_CHANNEL_MB}",
+         "a U280 pseudo-channel holds 256 MB (8 GB over 32)" ),
+  Bound( "vreg_entries", lambda c: U280_RAM_BITS // ( c.d * FP16_BITS ),
+         "vreg_entries <= U280 RAM bits / (d x 16)",
+         "the register file is block RAM and URAM: 2,016 BRAM36 + 960 URAM" ),
+  Bound( "mreg_entries", lambda c: U280_RAM_BITS // ( 2 * c.d * FP16_BITS ),
+         "mreg_entries <= U280 RAM bits / (2 x d x 16)",
+         "the two matrix-input buffers are on-chip RAM" ),
+  Bound( "psum_entries", lambda c: U280_RAM_BITS // ( c.l * FP16_BITS ),
+         "psum_entries <= U280 RAM bits / (l x 16)",
+         "the partial-sum buffer is on-chip RAM" ),
+  Bound( "weight_fifo_entries", lambda c: U280_RAM_BITS // ( c.d * c.l * FP16_BITS ),
+         "weight_fifo_entries <= U280 RAM bits / (d x l x 16)",
+         "each entry is a d x l FP16 tile of on-chip RAM" ),
+  Bound( "inst_buffer_entries", lambda c: U280_RAM_BITS // 128,
+         "inst_buffer_entries <= U280 RAM bits / 128",
+         "each entry is a 128-bit instruction of on-chip RAM" ),
+  Bound( "scoreboard_entries", lambda c: U280_FF // 128,
+         "scoreboard_entries <= U280 flip-flops / 128",
+         "each entry holds at least an instruction's 128 bits in flip-flops, compared "
+         "every cycle" ),
+  Bound( "mem_outstanding", lambda c: U280_RAM_BITS // ( c.hbm_channels * c.mem_word_bits ),
+         "mem_outstanding <= U280 RAM bits / (hbm_channels x word bits)",
+         "every outstanding read needs a response slot of one memory word per channel" ),
+  Bound( "router_words", lambda c: JUMBO_PAYLOAD_BYTES // ( FP16_BITS // 8 ),
+         f"router_words <= {JUMBO_PAYLOAD_BYTES // 2}",
+         "a ring packet is one UDP/IPv4 frame: 9,000-byte jumbo MTU minus 28 bytes of headers" ),
+] + [ _pipe_bound( n ) for n in ( "fp_add_latency", "fp_mul_latency", "fp_max_latency",
+                                  "fp_recip_latency", "fp_rsqrt_latency",
+                                  "fp_invpow2_latency", "sfu_rom_latency" ) ]
+
+# Only for what translates or elaborates the RTL core (dfx verilog, the rtl
+# and verilog levels).
+RTL_BOUNDS = [
+  Bound( "d", lambda c: max_verilog_macs() // c.l, "d x l <= the largest MFU that translates",
+         f"translation measured on this machine: ~{VERILOG_MB_PER_MAC} MB and "
+         f"~{VERILOG_S_PER_MAC} s per MAC, within {MACHINE_RAM_MB // 1024} GB and "
+         f"{VERILOG_MAX_S // 60} min (docs/bounds.md)" ),
+]
+
+
+def _errors( bounds, cfg ):
+  return [ e for e in ( b.error( cfg ) for b in bounds ) if e ]
+
+
+def check_dfx( dfx, rtl=False ):
+  """Raise ConfigError naming every DFXConfig bound `dfx` breaks (and, with
+  `rtl`, the bounds of translating its RTL core), and the ISA's field widths."""
+  from .isa import check_config_fits
+  errors = _errors( ( RTL_BOUNDS if rtl else [] ) + DFX_BOUNDS, dfx )
+  if errors:
+    raise ConfigError( _join( errors ) )
+  check_config_fits( dfx )
+
+
+# -- the model against the hardware ----------------------------------------------------
+
+def _per_core( gpt, dfx, cores ):
+  """Per core: HBM words of one layer's weights, of the LM head, and of one
+  layer's K/V cache per token (the layout's rules, `layout.plan_layout`)."""
+  from .compiler.layout import words_of_vectors
+  from .compiler.partition import Partition
+  from .compiler.tiling import ceil_div, stream_vectors
+  part = Partition( gpt, dfx, cores )     # head_dim and core count checks
+  E, hd, Hc, d, l = gpt.n_embd, gpt.head_dim, part.heads_per_core, dfx.d, dfx.l
+  w = lambda rows, cols: words_of_vectors( stream_vectors( rows, cols, d, l ), dfx )  # noqa: E731
+  layer = ( w( E, 3 * Hc * hd ) + w( E, part.attn_proj.seg ) + w( E, part.fc.seg )
+            + w( gpt.n_inner, part.mlp_proj.seg ) )
+  head = w( E, part.vocab.seg )
+  kv = lambda T: Hc * words_of_vectors(                            # noqa: E731
+    ceil_div( T, l ) * l * ( hd // d ) + ceil_div( T, d ) * ceil_div( hd, l ) * l, dfx )
+  return layer, head, kv
+
+
+def model_errors( gpt, dfx, cores, max_tokens=None ):
+  """Every bound of the model on `cores` cores of `dfx` that fails, each one
+  line; O(1) in the model's sizes."""
+  from .compiler.limits import shape_errors
+  from .isa.fields import POS
+  from .units.memory.msgs import memory_spec
+  errors = []
+  if gpt.n_positions > POS.max + 1:
+    errors.append( f"n_positions={show( gpt.n_positions )} is above its bound {POS.max + 1} (the "
+                   f"ISA's {POS.bits}-bit pos field numbers the positions)" )
+  # the register file holds x, h, dev, y, sq, gamma, beta and wpe: 8 vectors
+  # of n_embd (layout.plan_layout), besides everything else
+  lim = dfx.vreg_entries * dfx.d // 8
+  if gpt.n_embd > lim:
+    errors.append( f"n_embd={show( gpt.n_embd )} is above its bound {lim} (vreg_entries x d / 8: "
+                   f"the register file holds 8 vectors of n_embd)" )
+  if errors or shape_errors( gpt, dfx, cores ):
+    return errors + shape_errors( gpt, dfx, cores )
+  T = max_tokens or gpt.n_positions
+  layer, head, kv = _per_core( gpt, dfx, cores )
+  hbm = memory_spec( dfx, "hbm" ).words
+  per_layer = layer + kv( T )
+  lim = max( 0, ( hbm - head ) // per_layer )
+  gib = lambda words: _size( words * dfx.mem_word_bytes )   # noqa: E731
+  if gpt.n_layer > lim:
+    errors.append( f"n_layer={show( gpt.n_layer )} is above its bound {lim} on {cores} core(s) "
+                   f"(each layer's weights and K/V cache for {T} tokens take "
+                   f"{gib( per_layer )} of each card's HBM of {gib( hbm )}: hbm_channels x "
+                   f"hbm_channel_mb; use more cores or a shorter context)" )
+  # wte and wpe alone (the layout's DDR check then counts the rest exactly)
+  row_words = -( -gpt.n_embd // dfx.d ) * ( dfx.d // dfx.mem_word_elems )
+  ddr = min( memory_spec( dfx, "ddr" ).words, U280_DDR_BYTES // dfx.mem_word_bytes )
+  lim = max( 0, ddr // row_words - gpt.n_positions )
+  if gpt.vocab_size > lim:
+    errors.append( f"vocab_size={show( gpt.vocab_size )} is above its bound {lim} (wte's and wpe's "
+                   f"rows of n_embd={gpt.n_embd} must fit each card's DDR of {gib( ddr )}, "
+                   f"the U280's 2 x 16 GB)" )
+  return errors
+
+
+def check_model( gpt, dfx, cores, max_tokens=None ):
+  from .compiler.limits import CompileError
+  errors = model_errors( gpt, dfx, cores, max_tokens )
+  if errors:
+    raise CompileError( "cannot compile for DFX: " + _join( errors ) )
+
+
+# -- the table in docs/bounds.md --------------------------------------------------------
+
+BEGIN = "<!-- BEGIN GENERATED by pymtl_dfx.bounds.doc_table() -->"
+END = "<!-- END GENERATED -->"
+
+# Bounds checked elsewhere, by their own rule, listed for the table.
+OTHER_BOUNDS = [
+  ( "d, vreg_entries", "vreg_entries x d <= 2^19, vreg_entries <= 4096",
+    "the ISA's field widths (`isa.check_config_fits`, docs/isa.md)" ),
+  ( "hbm_channels x hbm_channel_mb", "<= 2^32 memory words",
+    "the ISA's 32-bit external address (EXT_BITS)" ),
+  ( "l", "l <= d", "an MPU output slice lies in one register entry (`limits`)" ),
+  ( "n_head", "n_embd / n_head a multiple of d",
+    "each head starts on a register entry (`limits`); so n_head <= n_embd / d" ),
+  ( "n_inner", "4 x n_embd", "GPT-2's MLP (`checkpoint.read_config` refuses others)" ),
+  ( "n_positions", f"<= 2^16", "the ISA's 16-bit pos field (POS_BITS)" ),
+  ( "n_embd", "<= vreg_entries x d / 8", "the register file holds 8 vectors of n_embd" ),
+  ( "n_layer", "layers x (weights + K/V per layer) <= HBM per card",
+    "the compiled layout on N cores; 8 GB per U280" ),
+  ( "vocab_size", "wte rows <= DDR per card", "the U280's 2 x 16 GB DDR4" ),
+  ( "--in + --out, --new-tokens, --context", "<= n_positions",
+    "wpe has n_positions rows (`cli.check_context`)" ),
+  ( "integers from config.json", "JSON integers only", "1e6 or 1.5 are refused as non-integers" ),
+]
+
+
+def doc_table():
+  rows = [ ( f"`{b.field}`", b.limit_doc, b.source, f"{b.limit( _default() ):,}" )
+           for b in DFX_BOUNDS + RTL_BOUNDS ]
+  rows += [ ( f"`{f}`", lim, src, "" ) for f, lim, src in OTHER_BOUNDS ]
+  lines = [ "| size | bound | where it comes from | at the defaults |", "|---|---|---|---|" ]
+  lines += [ "| " + " | ".join( r ) + " |" for r in rows ]
+  return "\n".join( lines ) + "\n"
+
+
+def _default():
+  from .config import DFXConfig
+  return DFXConfig()
+
+
+def update( path ):
+  from .atomic import write_text
+  text = open( path ).read()
+  head, _, rest = text.partition( BEGIN )
+  _, _, tail = rest.partition( END )
+  write_text( path, head + BEGIN + "\n" + doc_table() + END + tail )
