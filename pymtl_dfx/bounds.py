@@ -24,7 +24,6 @@ ELEMS_MAX = ELEMS.max
 # The Alveo U280 (AMD DS963 / UG1314): one core per card.
 U280_HBM_CHANNELS = 32                  # HBM2: 2 stacks x 16 pseudo-channels
 U280_HBM_CHANNEL_MB = 256               # 8 GB / 32 pseudo-channels
-U280_DDR_BYTES = 2 * 16 * 2**30         # two DDR4 DIMMs of 16 GB
 U280_FF = 2_607_360                     # flip-flops of the XCU280 (sweep.resources.U280)
 U280_RAM_BITS = 2_016 * 36 * 1024 + 960 * 288 * 1024   # BRAM36 + URAM bits
 # A ring packet is one UDP/IPv4 frame (ring_frame_overhead_bytes counts its
@@ -39,13 +38,13 @@ MAX_CORES = 255
 # (default config but d and l; 2 CPUs, 23 GiB RAM), and fitted as a cost per
 # MAC (d x l, the MFU's size):
 #   d=4 l=4: 13.4 s, 155 MB;  d=8 l=4: 12.7 s, 190 MB;  d=16 l=4: 17.9 s, 266 MB
-#   d=32 l=16: see VERILOG_MEASURED
+#   d=32 l=16: 108.3 s, 680 MB (CPUs shared with another run)
 # Peak memory grows about VERILOG_MB_PER_MAC per MAC and time
 # VERILOG_S_PER_MAC; a core whose translation would need more than
 # MACHINE_RAM_MB, or longer than VERILOG_MAX_S, is refused.
-VERILOG_MB_PER_MAC = 2.3
-VERILOG_S_PER_MAC = 0.1
-VERILOG_BASE_MB = 120
+VERILOG_MB_PER_MAC = 1.0
+VERILOG_S_PER_MAC = 0.2
+VERILOG_BASE_MB = 150
 VERILOG_BASE_S = 12
 MACHINE_RAM_MB = 24 * 1024
 VERILOG_MAX_S = 3600
@@ -171,33 +170,27 @@ def check_dfx( dfx, rtl=False ):
 
 # -- the model against the hardware ----------------------------------------------------
 
-def _per_core( gpt, dfx, cores ):
-  """Per core: HBM words of one layer's weights, of the LM head, and of one
-  layer's K/V cache per token (the layout's rules, `layout.plan_layout`)."""
-  from .compiler.layout import words_of_vectors
-  from .compiler.partition import Partition
-  from .compiler.tiling import ceil_div, stream_vectors
-  part = Partition( gpt, dfx, cores )     # head_dim and core count checks
-  E, hd, Hc, d, l = gpt.n_embd, gpt.head_dim, part.heads_per_core, dfx.d, dfx.l
-  w = lambda rows, cols: words_of_vectors( stream_vectors( rows, cols, d, l ), dfx )  # noqa: E731
-  layer = ( w( E, 3 * Hc * hd ) + w( E, part.attn_proj.seg ) + w( E, part.fc.seg )
-            + w( gpt.n_inner, part.mlp_proj.seg ) )
-  head = w( E, part.vocab.seg )
-  kv = lambda T: Hc * words_of_vectors(                            # noqa: E731
-    ceil_div( T, l ) * l * ( hd // d ) + ceil_div( T, d ) * ceil_div( hd, l ) * l, dfx )
-  return layer, head, kv
+def _linear_layout( gpt, dfx, cores, max_tokens ):
+  """Per core: (HBM words, DDR words) of the model's layout, and the HBM
+  words of one more layer, from the layouts of 1 and 2 layers: a layout
+  grows linearly in n_layer, so this is the layout's own rule, in O(1)."""
+  import dataclasses
+  from .compiler.layout import plan_layout
+  one, two = ( plan_layout( dataclasses.replace( gpt, n_layer=n ), dfx, cores, max_tokens )
+               for n in ( 1, 2 ) )
+  n = gpt.n_layer - 1
+  per_layer = two["hbm"]["words"] - one["hbm"]["words"]
+  hbm = one["hbm"]["words"] + n * per_layer
+  ddr = one["ddr"]["words"] + n * ( two["ddr"]["words"] - one["ddr"]["words"] )
+  return hbm, ddr, per_layer
 
 
 def model_errors( gpt, dfx, cores, max_tokens=None ):
   """Every bound of the model on `cores` cores of `dfx` that fails, each one
   line; O(1) in the model's sizes."""
-  from .compiler.limits import shape_errors
-  from .isa.fields import POS
+  from .compiler.limits import capacity_error, shape_errors
   from .units.memory.msgs import memory_spec
   errors = []
-  if gpt.n_positions > POS.max + 1:
-    errors.append( f"n_positions={show( gpt.n_positions )} is above its bound {POS.max + 1} (the "
-                   f"ISA's {POS.bits}-bit pos field numbers the positions)" )
   # the register file holds x, h, dev, y, sq, gamma, beta and wpe: 8 vectors
   # of n_embd (layout.plan_layout), besides everything else
   lim = dfx.vreg_entries * dfx.d // 8
@@ -205,26 +198,21 @@ def model_errors( gpt, dfx, cores, max_tokens=None ):
     errors.append( f"n_embd={show( gpt.n_embd )} is above its bound {lim} (vreg_entries x d / 8: "
                    f"the register file holds 8 vectors of n_embd)" )
   if errors or shape_errors( gpt, dfx, cores ):
-    return errors + shape_errors( gpt, dfx, cores )
+    return errors        # shape errors: the partition's own message
   T = max_tokens or gpt.n_positions
-  layer, head, kv = _per_core( gpt, dfx, cores )
-  hbm = memory_spec( dfx, "hbm" ).words
-  per_layer = layer + kv( T )
-  lim = max( 0, ( hbm - head ) // per_layer )
-  gib = lambda words: _size( words * dfx.mem_word_bytes )   # noqa: E731
-  if gpt.n_layer > lim:
-    errors.append( f"n_layer={show( gpt.n_layer )} is above its bound {lim} on {cores} core(s) "
-                   f"(each layer's weights and K/V cache for {T} tokens take "
-                   f"{gib( per_layer )} of each card's HBM of {gib( hbm )}: hbm_channels x "
-                   f"hbm_channel_mb; use more cores or a shorter context)" )
-  # wte and wpe alone (the layout's DDR check then counts the rest exactly)
-  row_words = -( -gpt.n_embd // dfx.d ) * ( dfx.d // dfx.mem_word_elems )
-  ddr = min( memory_spec( dfx, "ddr" ).words, U280_DDR_BYTES // dfx.mem_word_bytes )
-  lim = max( 0, ddr // row_words - gpt.n_positions )
-  if gpt.vocab_size > lim:
-    errors.append( f"vocab_size={show( gpt.vocab_size )} is above its bound {lim} (wte's and wpe's "
-                   f"rows of n_embd={gpt.n_embd} must fit each card's DDR of {gib( ddr )}, "
-                   f"the U280's 2 x 16 GB)" )
+  hbm_used, ddr_used, per_layer = _linear_layout( gpt, dfx, cores, max_tokens )
+  why = capacity_error( dfx, "hbm", hbm_used )
+  if why:
+    hbm = memory_spec( dfx, "hbm" ).words
+    lim = max( 0, ( hbm - ( hbm_used - gpt.n_layer * per_layer ) ) // per_layer )
+    errors.append( f"{why}: n_layer={show( gpt.n_layer )} is above its bound {lim} on "
+                   f"{cores} core(s) (each layer's weights and K/V cache for {T} tokens take "
+                   f"{_size( per_layer * dfx.mem_word_bytes )} of each card's "
+                   f"{_size( hbm * dfx.mem_word_bytes )} of HBM, hbm_channels x "
+                   f"hbm_channel_mb; the U280 has 8 GB)" )
+  why = capacity_error( dfx, "ddr", ddr_used )
+  if why:
+    errors.append( why )
   return errors
 
 
@@ -250,13 +238,15 @@ OTHER_BOUNDS = [
   ( "n_head", "n_embd / n_head a multiple of d",
     "each head starts on a register entry (`limits`); so n_head <= n_embd / d" ),
   ( "n_inner", "4 x n_embd", "GPT-2's MLP (`checkpoint.read_config` refuses others)" ),
-  ( "n_positions", f"<= 2^16", "the ISA's 16-bit pos field (POS_BITS)" ),
+  ( "compiled context (--in + --out, --new-tokens + prompt)", "<= 2^16 and <= n_positions",
+    "the ISA's 16-bit pos field (POS_BITS) and wpe's rows (`limits`, `cli.check_context`); "
+    "n_positions itself only sizes wpe in DDR" ),
   ( "n_embd", "<= vreg_entries x d / 8", "the register file holds 8 vectors of n_embd" ),
   ( "n_layer", "layers x (weights + K/V per layer) <= HBM per card",
     "the compiled layout on N cores; 8 GB per U280" ),
-  ( "vocab_size", "wte rows <= DDR per card", "the U280's 2 x 16 GB DDR4" ),
-  ( "--in + --out, --new-tokens, --context", "<= n_positions",
-    "wpe has n_positions rows (`cli.check_context`)" ),
+  ( "vocab_size", "DDR contents <= 2^32 memory words",
+    "the ISA's 32-bit external address (`limits`, after the layout, which n_layer's bound "
+    "keeps short)" ),
   ( "integers from config.json", "JSON integers only", "1e6 or 1.5 are refused as non-integers" ),
 ]
 
@@ -281,3 +271,61 @@ def update( path ):
   head, _, rest = text.partition( BEGIN )
   _, _, tail = rest.partition( END )
   write_text( path, head + BEGIN + "\n" + doc_table() + END + tail )
+
+
+# -- estimates of long runs --------------------------------------------------------------
+
+# Simulated core-cycles per CPU second of each way of running a step: the one
+# definition every estimate uses.
+#   perf: 1.5B on 4 cards, 3.9 k appliance cycles per CPU s (docs/perf.md "Speed")
+#   cl, fl: 4 cores, 2,047 cycles per CPU s (docs/core.md, sim/bench_core.py)
+#   rtl: ~1.8 k cycles/s on 1 core (docs/core.md)
+#   verilog: 4 cores, 2,741 cycles per CPU s (docs/core.md)
+CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=4 * 2_047, fl=4 * 2_047, rtl=1_800,
+                              verilog=4 * 2_741 )
+# Cycles a decoder layer costs besides streaming its weights and its syncs
+# (pipeline fills, LayerNorm, softmax): fitted, with the 2x on the weight
+# stream, to the exactly timed steps of docs/perf.md (tiny on 4, 16 and 32
+# cards; 124M on 1; 345M on 1 and 4; 1.5B on 4): within 25 % of each.
+LAYER_FIXED_CYCLES = 5_000
+SYNCS_PER_LAYER = 4
+# A run estimated to take longer than this is announced on stderr first.
+ANNOUNCE_S = 60
+
+
+def step_cycles( gpt, dfx, cores ):
+  """~ the cycles of one token step on `cores` cards (see LAYER_FIXED_CYCLES)."""
+  hbm, _, per_layer = _linear_layout( gpt, dfx, cores, 1 )
+  words = hbm      # weights, and K/V of one token
+  stream = words / ( dfx.hbm_channels * float( dfx.hbm_words_per_channel_cycle ) )
+  hop = dfx.ring_latency_cycles + dfx.router_words / float( dfx.ring_packet_words_per_cycle )
+  sync = gpt.n_layer * SYNCS_PER_LAYER * cores * hop
+  return 2 * stream + sync + LAYER_FIXED_CYCLES * gpt.n_layer
+
+
+def perf_step_seconds( gpt, dfx, cores ):
+  """~ CPU seconds perf takes for one step: the folded layers are not
+  simulated (`perf.fold`: about 4 layer bodies are)."""
+  simulated = min( 1.0, 4 / gpt.n_layer )
+  return step_cycles( gpt, dfx, cores ) * simulated * cores / CORE_CYCLES_PER_CPU_S["perf"]
+
+
+def level_seconds( gpt, dfx, cores, steps, level ):
+  """~ CPU seconds `steps` token steps take at a timed appliance level."""
+  return step_cycles( gpt, dfx, cores ) * steps * cores / CORE_CYCLES_PER_CPU_S[ level ]
+
+
+def _duration( s ):
+  if s < 90:
+    return f"{s:.0f} s"
+  if s < 5400:
+    return f"{s / 60:.0f} min"
+  return f"{s / 3600:.1f} h"
+
+
+def announce( prog, seconds, what, enabled=True ):
+  """One line on stderr before a run estimated to take minutes or more
+  (not with --json: the caller passes enabled=False)."""
+  import sys
+  if enabled and seconds >= ANNOUNCE_S:
+    print( f"{prog}: estimate: ~{_duration( seconds )} ({what})", file=sys.stderr, flush=True )

@@ -384,6 +384,11 @@ def cmd_generate( args ):
     compiled = _use_image( args, cfg, n_tokens )
   else:
     compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
+  from .bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
+  if args.level in CORE_CYCLES_PER_CPU_S:
+    announce( "dfx generate", level_seconds( cfg, compiled.dfx, compiled.cores, n_tokens - 1,
+                                             args.level ),
+              f"{n_tokens - 1} steps at {args.level} on {compiled.cores} core(s)", not args.json )
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
   if args.level != "func":
@@ -487,7 +492,11 @@ def _timing( host, dfx ):
 def cmd_verilog( args ):
   import json
   from .core.verilog import write_core_verilog
+  from .bounds import announce, verilog_cost
   dfx = _dfx_config( args )
+  seconds, mb = verilog_cost( dfx )
+  announce( "dfx verilog", seconds, f"translating an MFU of d x l = {dfx.d * dfx.l} MACs, ~{mb / 1024:.1f} GB "
+            f"of memory{'; the lint comes on top' if args.lint else ''}", not args.json )
   t0 = time.perf_counter()
   if not args.json:
     print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "
