@@ -39,6 +39,7 @@ MAX_CORES = 255
 # MAC (d x l, the MFU's size):
 #   d=4 l=4: 13.4 s, 155 MB;  d=8 l=4: 12.7 s, 190 MB;  d=16 l=4: 17.9 s, 266 MB
 #   d=32 l=16: 108.3 s, 680 MB (CPUs shared with another run)
+#   d=64 l=16: 158.7 s, 1,217 MB (the paper's core)
 # Peak memory grows about VERILOG_MB_PER_MAC per MAC and time
 # VERILOG_S_PER_MAC; a core whose translation would need more than
 # MACHINE_RAM_MB, or longer than VERILOG_MAX_S, is refused.
