@@ -43,6 +43,12 @@ def cmd_demo( args ):
   import json
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
+  from .bounds import check_dfx
+  from .config import ConfigError, DFXConfig
+  try:
+    check_dfx( DFXConfig( cores=args.cores ) )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
   gpt = read_config( TINY_ENGLISH )
   n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( args.prompt ) )
   check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts

@@ -45,6 +45,7 @@ REFUSED = [
   ( PERF + [ "--cores", "10000000000000000000000000000" ], 2, [ "cores=", "bound 255" ] ),
   ( GEN + [ "--cores", "256" ], 2, [ "cores=256", "bound 255" ] ),
   ( PERF + [ "--set", "cores=300" ], 2, [ "cores=300", "bound 255" ] ),
+  ( [ "demo", "--cores", "256", "--paper", "skip" ], 2, [ "cores=256", "bound 255" ] ),
   ( PERF + [ "--set", "hbm_channels=64" ], 2, [ "hbm_channels=64", "bound 32", "pseudo-channels" ] ),
   ( PERF + [ "--set", "hbm_channel_mb=512" ], 2, [ "hbm_channel_mb=512", "bound 256" ] ),
   ( PERF + [ "--set", "router_words=8192" ], 2, [ "router_words=8192", "bound 4486", "jumbo" ] ),
@@ -172,6 +173,16 @@ def test_a_slow_legal_latency_runs_to_completion( tmp_path, capsys ):
     assert main( argv ) == 0
     cycles[ lat ] = json.loads( capsys.readouterr().out )["cycles"]
   assert cycles[ 300 ] > 2 * cycles[ 11 ], cycles
+
+
+def test_a_slow_legal_latency_runs_in_a_sweep( tmp_path, capsys ):
+  """The sweep times its points with the same steps: no StepTimeout."""
+  model = _model( tmp_path, "small", n_layer=1, n_embd=64, n_head=1, vocab_size=64, n_positions=8 )
+  argv = [ "sweep", "--model", model, "--grid", "fp_add_latency=300", "--context", "1",
+           "--set", "cores=2", "--no-cache", "--jobs", "1", "--out", str( tmp_path / "s" ), "--json" ]
+  assert main( argv ) == 0
+  point, = json.loads( capsys.readouterr().out )["points"]
+  assert point["reason"] is None and point["step"]["cycles"] > 10_000, point
 
 
 def test_cycle_limit_grows_with_the_latencies():
