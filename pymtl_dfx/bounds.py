@@ -104,6 +104,15 @@ def _pipe_bound( name ):
                 "pipeline must fit the card's 2,607,360" )
 
 
+def _stamp_bound( name ):
+  return Bound( name, lambda c: STAMP_MAX * 1000 // c.clock_mhz,
+                f"{name.replace( '_ns', '' )} in cycles <= 2^32 - 1",
+                "the rate queue's cycle stamps are 32 bits (lib/rate_queue.py StampT), so a "
+                "memory's or link's latency is a 32-bit difference" )
+
+
+STAMP_MAX = 2**32 - 1
+
 # DFXConfig: checked on every config a user gives (--set, --cores, --grid).
 DFX_BOUNDS = [
   Bound( "d", lambda c: ELEMS_MAX // c.vreg_entries, "d <= (2^19 - 1) / vreg_entries",
@@ -141,6 +150,7 @@ DFX_BOUNDS = [
   Bound( "router_words", lambda c: JUMBO_PAYLOAD_BYTES // ( FP16_BITS // 8 ),
          f"router_words <= {JUMBO_PAYLOAD_BYTES // 2}",
          "a ring packet is one UDP/IPv4 frame: 9,000-byte jumbo MTU minus 28 bytes of headers" ),
+] + [ _stamp_bound( n ) for n in ( "hbm_latency_ns", "ddr_latency_ns", "ring_latency_ns" )
 ] + [ _pipe_bound( n ) for n in ( "fp_add_latency", "fp_mul_latency", "fp_max_latency",
                                   "fp_recip_latency", "fp_rsqrt_latency",
                                   "fp_invpow2_latency", "sfu_rom_latency" ) ]
@@ -288,10 +298,19 @@ CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=4 * 2_047, fl=4 * 2_047, rtl=1_
 # (pipeline fills, LayerNorm, softmax): fitted, with the 2x on the weight
 # stream, to the exactly timed steps of docs/perf.md (tiny on 4, 16 and 32
 # cards; 124M on 1; 345M on 1 and 4; 1.5B on 4): within 25 % of each.
-LAYER_FIXED_CYCLES = 5_000
+LAYER_FIXED_CYCLES = 4_200
 SYNCS_PER_LAYER = 4
+# dependent memory round trips per layer (a DMA instruction waiting for its
+# data), so that a long memory latency lengthens the estimate
+MEM_TRIPS_PER_LAYER = 20
 # A run estimated to take longer than this is announced on stderr first.
 ANNOUNCE_S = 60
+# ... and one estimated to take longer than this is refused: a day of this
+# machine (the longest run the project measures, 1.5B 128:256 timed
+# exactly, takes an hour: docs/perf.md), so that a size which is legal for
+# the hardware but not simulable here (a 10**9 ns memory latency: ~140 h)
+# ends at once instead of running for days.
+RUN_BUDGET_S = 24 * 3600
 
 
 def step_cycles( gpt, dfx, cores ):
@@ -301,7 +320,8 @@ def step_cycles( gpt, dfx, cores ):
   stream = words / ( dfx.hbm_channels * float( dfx.hbm_words_per_channel_cycle ) )
   hop = dfx.ring_latency_cycles + dfx.router_words / float( dfx.ring_packet_words_per_cycle )
   sync = gpt.n_layer * SYNCS_PER_LAYER * cores * hop
-  return 2 * stream + sync + LAYER_FIXED_CYCLES * gpt.n_layer
+  trips = MEM_TRIPS_PER_LAYER * ( dfx.hbm_latency_cycles + dfx.ddr_latency_cycles )
+  return 2 * stream + sync + ( LAYER_FIXED_CYCLES + trips ) * gpt.n_layer
 
 
 def perf_step_seconds( gpt, dfx, cores ):
@@ -326,7 +346,12 @@ def _duration( s ):
 
 def announce( prog, seconds, what, enabled=True ):
   """One line on stderr before a run estimated to take minutes or more
-  (not with --json: the caller passes enabled=False)."""
+  (not with --json: the caller passes enabled=False); ConfigError for one
+  estimated past RUN_BUDGET_S."""
   import sys
+  if seconds > RUN_BUDGET_S:
+    raise ConfigError( f"estimated ~{_duration( seconds )} ({what}), above the "
+                       f"{RUN_BUDGET_S // 3600} h a run may take on this machine "
+                       f"(bounds.RUN_BUDGET_S); use a smaller size" )
   if enabled and seconds >= ANNOUNCE_S:
     print( f"{prog}: estimate: ~{_duration( seconds )} ({what})", file=sys.stderr, flush=True )

@@ -353,6 +353,7 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
   from .compiler.limits import CompileError
   max_tokens = n_tokens
   plan( cfg, dfx, dfx.cores, max_tokens )      # every compile-time limit (CompileError)
+  _announce_generate( args, cfg, dfx, n_tokens )
   if args.save_image:
     # a kept image serves any later prompt: compile for the whole context if it fits
     try:
@@ -368,6 +369,16 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
     progress.status( f"writing {args.save_image} ...", force=True )
     compiled.save( args.save_image )
   return compiled
+
+
+def _announce_generate( args, cfg, dfx, n_tokens ):
+  """The estimate of a generation at a timed level, before any loading
+  (`bounds.announce`: refused past its budget)."""
+  from .bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
+  if args.level in CORE_CYCLES_PER_CPU_S:
+    steps = n_tokens - 1
+    announce( "dfx generate", level_seconds( cfg, dfx, dfx.cores, steps, args.level ),
+              f"{steps} steps at {args.level} on {dfx.cores} core(s)", not args.json )
 
 
 def cmd_generate( args ):
@@ -388,13 +399,9 @@ def cmd_generate( args ):
   if args.image:
     progress.status( f"reading {args.image} ...", force=True )
     compiled = _use_image( args, cfg, n_tokens )
+    _announce_generate( args, cfg, compiled.dfx, n_tokens )
   else:
     compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
-  from .bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
-  if args.level in CORE_CYCLES_PER_CPU_S:
-    announce( "dfx generate", level_seconds( cfg, compiled.dfx, compiled.cores, n_tokens - 1,
-                                             args.level ),
-              f"{n_tokens - 1} steps at {args.level} on {compiled.cores} core(s)", not args.json )
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
   if args.level != "func":

@@ -92,6 +92,12 @@ REFUSED = [
   ( lambda t: [ "sweep", "--model", _model( t, "s400", n_layer=10**400 ), "--grid", "d=64",
                 "--out", f"{t}/s", "--no-cache", "--json" ], 0, [] ),
   ( PERF + [ "--in", str( 10**30 ) ], 2, [ "n_positions=128" ] ),
+  ( PERF + [ "--set", "hbm_latency_ns=1e12" ], 2, [ "hbm_latency_ns=1000000000000.0", "32 bits" ] ),
+  ( PERF + [ "--set", "ring_latency_ns=1e13" ], 2, [ "ring_latency_ns=", "32 bits" ] ),
+  # legal for the hardware, not simulable here: refused by its estimate
+  ( PERF + [ "--set", "hbm_latency_ns=1e9", "--jobs", "1" ], 1, [ "estimated ~", "h (3 steps",
+                                                                "24 h a run may take" ] ),
+  ( GEN + [ "--level", "cl", "--set", "hbm_latency_ns=1e9" ], 1, [ "estimated ~", "steps at cl" ] ),
 ]
 
 
