@@ -33,6 +33,19 @@ JUMBO_PAYLOAD_BYTES = 9_000 - 20 - 8    # minus the IPv4 and UDP headers
 # `src: Bits8`, `check_router_params`): cores 0..254, 255 cores.
 MAX_CORES = 255
 
+# A run estimated to take longer than this is refused: a day of this
+# machine (the longest run the project measures, 1.5B 128:256 timed
+# exactly, takes an hour: docs/perf.md), so that a size which is legal for
+# the hardware but not simulable here (a 10**9 ns memory latency: ~140 h)
+# ends at once instead of running for days.
+RUN_BUDGET_S = 24 * 3600
+# The cheapest step perf times (tiny on one card: `dfx perf --model tiny
+# --in 1 --out 1`, 13,772 cycles, ~0.5 CPU s besides the start-up): a sweep
+# of more points than the budget holds of these is refused before its grid
+# is even enumerated.
+MIN_STEP_CPU_S = 0.5
+MAX_SWEEP_POINTS = int( RUN_BUDGET_S / MIN_STEP_CPU_S )
+
 # What `dfx verilog` (and the RTL levels, which elaborate the same core)
 # costs on this machine, measured with `/usr/bin/time dfx verilog --no-lint`
 # (default config but d and l; 2 CPUs, 23 GiB RAM), and fitted as a cost per
@@ -258,6 +271,11 @@ OTHER_BOUNDS = [
   ( "vocab_size", "DDR contents <= 2^32 memory words",
     "the ISA's 32-bit external address (`limits`, after the layout, which n_layer's bound "
     "keeps short)" ),
+  ( "sweep points (the --grid product)", f"<= {MAX_SWEEP_POINTS:,}",
+    "a day (RUN_BUDGET_S) of the cheapest step, ~0.5 CPU s (MIN_STEP_CPU_S)" ),
+  ( "a whole run (perf, sweep, report, generate at a timed level)", "estimated <= 24 h",
+    "this machine's measured simulation rates (CORE_CYCLES_PER_CPU_S); announced on stderr "
+    "from 1 min" ),
   ( "integers from config.json", "JSON integers only", "1e6 or 1.5 are refused as non-integers" ),
 ]
 
@@ -305,12 +323,6 @@ SYNCS_PER_LAYER = 4
 MEM_TRIPS_PER_LAYER = 20
 # A run estimated to take longer than this is announced on stderr first.
 ANNOUNCE_S = 60
-# ... and one estimated to take longer than this is refused: a day of this
-# machine (the longest run the project measures, 1.5B 128:256 timed
-# exactly, takes an hour: docs/perf.md), so that a size which is legal for
-# the hardware but not simulable here (a 10**9 ns memory latency: ~140 h)
-# ends at once instead of running for days.
-RUN_BUDGET_S = 24 * 3600
 
 
 def step_cycles( gpt, dfx, cores ):
@@ -329,6 +341,17 @@ def perf_step_seconds( gpt, dfx, cores ):
   simulated (`perf.fold`: about 4 layer bodies are)."""
   simulated = min( 1.0, 4 / gpt.n_layer )
   return step_cycles( gpt, dfx, cores ) * simulated * cores / CORE_CYCLES_PER_CPU_S["perf"]
+
+
+def perf_tasks( prog, tasks, jobs, enabled=True ):
+  """`announce` the timing of perf's [(model, token, pos, want)] on `jobs`
+  processes (`sampled.time_many`'s on_start)."""
+  if not tasks:
+    return
+  each = [ perf_step_seconds( m.gpt, m.dfx, m.cores ) for m, *_ in tasks ]
+  procs = max( 1, min( jobs, len( tasks ) ) )
+  announce( prog, sum( each ) / procs, f"{len( tasks )} steps to time, ~{max( each ):.0f} CPU s "
+            f"each at most, on {procs} process(es)", enabled )
 
 
 def level_seconds( gpt, dfx, cores, steps, level ):

@@ -70,6 +70,10 @@ REFUSED = [
     [ "--grid cores=256", "bound 255" ] ),
   ( [ "sweep", "--model", "tiny", "--grid", "fp_mul_latency=6,9000", "--out", "{tmp}/s" ], 2,
     [ "fp_mul_latency=9000", "bound 2546" ] ),
+  ( [ "sweep", "--model", "tiny", "--out", "{tmp}/s" ]
+    + [ a for k in ( "d", "l", "vreg_entries", "mreg_entries", "psum_entries" )
+        for a in ( "--grid", f"{k}=" + ",".join( str( 2**i ) for i in range( 1, 14 ) ) ) ], 2,
+    [ "--grid: 371293 points is above the bound of 172,800" ] ),
   ( [ "report", "--out", "{tmp}/r", "--set", "psum_entries=1073741824" ], 2,
     [ "psum_entries=1073741824", "bound" ] ),
   # the model's sizes, from a checkpoint's config.json

@@ -68,17 +68,11 @@ def progress( what, enabled=True ):
   return on_done
 
 
-def announce_steps( prog, gpt, dfx, jobs, enabled ):
-  """on_start(n) for `sampled.estimate`: the estimate of timing n steps
-  (`bounds.perf_step_seconds`) on stderr when it is minutes or more."""
-  from ..bounds import announce, perf_step_seconds
-
-  def on_start( n ):
-    each = perf_step_seconds( gpt, dfx, dfx.cores )
-    procs = max( 1, min( jobs, n ) )
-    announce( prog, n * each / procs, f"{n} steps to time, ~{each:.0f} CPU s each, on "
-              f"{procs} process(es)", enabled )
-  return on_start
+def announce_steps( prog, jobs, enabled ):
+  """on_start(tasks) for `sampled.time_many`: the estimate of timing them
+  (`bounds.perf_tasks`) on stderr when it is minutes or more."""
+  from ..bounds import perf_tasks
+  return lambda tasks: perf_tasks( prog, tasks, jobs, enabled )
 
 
 def report( res, dfx, n_in, n_out ):
@@ -110,7 +104,7 @@ def cmd_perf( args, model_config, dfx_config ):
   t0 = time.perf_counter()
   res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples,
                   cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ),
-                  on_start=announce_steps( "dfx perf", gpt, dfx, args.jobs, not args.json ) )
+                  on_start=announce_steps( "dfx perf", args.jobs, not args.json ) )
   rec = report( res, dfx, args.n_in, args.n_out )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
               seconds=round( time.perf_counter() - t0, 3 ) )

@@ -111,7 +111,7 @@ def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True, on_start=N
   """Times [(model, token, pos, want logits)] (the ones not in the cache,
   on `jobs` local processes) and returns their records in order;
   `compute=False`: only read the cache (`NotCached` if a step is missing);
-  on_start(n): called with the number of steps to time, before any is."""
+  on_start(tasks): called with the tasks to time, before any is."""
   cache = cache or StepCache( None )
   keys = [ cache.key( *t ) for t in tasks ]
   recs = [ cache.get( k ) for k in keys ]
@@ -119,7 +119,7 @@ def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True, on_start=N
   if todo and not compute:
     raise NotCached( f"{len( todo )} of {len( tasks )} steps are not in the cache" )
   if on_start:
-    on_start( len( todo ) )
+    on_start( [ tasks[i] for i in todo ] )
   done = len( tasks ) - len( todo )
 
   def keep( i, rec ):

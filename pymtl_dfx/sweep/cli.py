@@ -79,7 +79,7 @@ def _progress( enabled ):
 
 
 def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-           on_done=None ):
+           on_done=None, on_start=None ):
   """The sweep.json record's points: each `grid.Point` planned (or "does
   not fit"), its latency and its resource estimate, and the Pareto flags."""
   from .. import perf
@@ -100,7 +100,7 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
       rec["reason"] = " ".join( str( e ).split() )
     recs.append( rec )
   for rec, lat in zip( recs, run_all( models, context, io, samples, cache_dir, jobs, dask,
-                                      on_done ) ):
+                                      on_done, on_start ) ):
     if lat is not None:
       rec.update( lat )
   ok = [ r for r in recs if r["step"] is not None and r["resources"]["within_budget"] ]
@@ -111,13 +111,13 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
 
 
 def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-           sets=(), on_done=None ):
+           sets=(), on_done=None, on_start=None ):
   """Runs the sweep and writes sweep.md, sweep.json, pareto.png and
   pareto.svg into out_dir; returns (the sweep.json record, {what: path})."""
   from . import figure, page
   from .resources import SYNTHESISED, U280, U280_SOURCE
   t0 = time.perf_counter()
-  recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done )
+  recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done, on_start )
   os.makedirs( out_dir, exist_ok=True )
   out = dict( model=gpt.name, context=context, io=list( io ) if io else None,
               samples=samples if io else None, set=list( sets ),
@@ -174,8 +174,12 @@ def cmd_sweep( args ):
     check_context( *io, gpt )
   cache = step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
+  from ..bounds import perf_tasks
+  steps = 1 + ( 2 * args.samples if io else 0 )     # per point: the step, and --io's samples
+  on_start = lambda models: perf_tasks( "dfx sweep", [ ( m, ) for m in models for _ in range( steps ) ],  # noqa: E731
+                                        args.jobs, not args.json )
   rec, paths = build( args.out, gpt, pts, args.context, io, args.samples, cache_dir, args.jobs,
-                      args.dask, args.set, _progress( not args.json ) )
+                      args.dask, args.set, _progress( not args.json ), on_start )
   if args.json:
     print( json.dumps( dict( rec, files=paths ), indent=1 ) )
     return

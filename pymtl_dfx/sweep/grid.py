@@ -3,9 +3,10 @@ and `--set key=value` for every point; the cartesian product, each point
 validated by `DFXConfig.with_overrides`."""
 
 import itertools
+import math
 from dataclasses import dataclass, fields
 
-from ..bounds import check_dfx
+from ..bounds import MAX_SWEEP_POINTS, MIN_STEP_CPU_S, RUN_BUDGET_S, check_dfx, show
 from ..config import ConfigError, DFXConfig
 
 
@@ -67,6 +68,11 @@ def points( grid, sets=() ):
     base = DFXConfig().with_overrides( list( sets ) )
   except ConfigError as e:
     raise GridError( str( e ) ) from None
+  n = math.prod( len( v ) for v in grid.values() )
+  if n > MAX_SWEEP_POINTS:
+    raise GridError( f"--grid: {show( n )} points is above the bound of {MAX_SWEEP_POINTS:,} "
+                     f"(each point times at least one step of ~{MIN_STEP_CPU_S} CPU s, and a "
+                     f"run may take {RUN_BUDGET_S // 3600} h: bounds.MAX_SWEEP_POINTS)" )
   # each value on its own first, so that the message names the bad one
   for key, vals in grid.items():
     for v in vals:

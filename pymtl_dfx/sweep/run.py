@@ -46,7 +46,7 @@ def _latency_args( args ):
 
 
 def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-             on_done=None ):
+             on_done=None, on_start=None ):
   """[latency(model) for each model] (None models stay None), each point
   computed once: from the cache here, or on the local processes / the Dask
   cluster.  on_done(k, n) after each point."""
@@ -71,6 +71,8 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
       todo.append( i )
   if not todo:
     return out
+  if on_start:
+    on_start( [ models[i] for i in todo ] )
   args = [ ( models[i], context, io, samples, cache_dir ) for i in todo ]
   if dask is not None:
     for i, rec in _on_dask( dask, args ):
