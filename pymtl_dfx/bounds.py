@@ -348,7 +348,11 @@ def perf_tasks( prog, tasks, jobs, enabled=True ):
   processes (`sampled.time_many`'s on_start)."""
   if not tasks:
     return
-  each = [ perf_step_seconds( m.gpt, m.dfx, m.cores ) for m, *_ in tasks ]
+  seconds = {}      # per model (a sweep's or report's tasks share them)
+  for m, *_ in tasks:
+    if id( m ) not in seconds:
+      seconds[ id( m ) ] = perf_step_seconds( m.gpt, m.dfx, m.cores )
+  each = [ seconds[ id( m ) ] for m, *_ in tasks ]
   procs = max( 1, min( jobs, len( tasks ) ) )
   announce( prog, sum( each ) / procs, f"{len( tasks )} steps to time, ~{max( each ):.0f} CPU s "
             f"each at most, on {procs} process(es)", enabled )
