@@ -759,4 +759,8 @@ def main( argv=None ):
 
 
 if __name__ == "__main__":
-  sys.exit( main() )
+  # `python -m pymtl_dfx.cli`: run the package's module, not this __main__
+  # copy, so that the UsageError the subcommands import (`from ..cli`) is
+  # the one main() catches
+  from pymtl_dfx.cli import main as _main
+  sys.exit( _main() )

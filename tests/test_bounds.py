@@ -251,3 +251,19 @@ def test_doc_table_is_current():
     text = f.read()
   assert B.BEGIN + "\n" + B.doc_table() + B.END in text, \
     "docs/bounds.md is stale: python -c 'from pymtl_dfx import bounds; bounds.update(\"docs/bounds.md\")'"
+
+
+def test_refused_in_a_real_process_too( tmp_path ):
+  """`python -m pymtl_dfx.cli`: a subcommand's usage error (raised as the
+  package's UsageError) is the one line, not a traceback."""
+  import subprocess
+  import sys
+  t0 = time.monotonic()
+  p = subprocess.run( [ sys.executable, "-m", "pymtl_dfx.cli", "sweep", "--model", "tiny",
+                        "--grid", "cores=2,256", "--out", str( tmp_path / "s" ) ],
+                      capture_output=True, text=True, timeout=60 )
+  assert time.monotonic() - t0 < FAST_S + 20
+  assert p.returncode == 2, p.stderr
+  assert p.stderr.splitlines() == [ "dfx sweep: error: --grid cores=256: cores=256 is above its "
+                                    "bound 255 (cores <= 255: the ring packet carries its source "
+                                    "core in 8 bits (RingPacket.src))" ], p.stderr
