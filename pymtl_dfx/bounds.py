@@ -2,15 +2,19 @@
 (the Alveo U280 card, the core's fields and buffers) or from this machine,
 and checked before anything is loaded, compiled or simulated.
 
-`DFX_BOUNDS` and `MODEL_BOUNDS` are the one definition: `check_dfx` and
-`check_model` apply them, and docs/bounds.md's table is generated from them
-(`doc_table`; a test checks the file is current).  Regenerate with
+`DFX_BOUNDS` and `RTL_BOUNDS` (DFXConfig fields, applied by `check_dfx`)
+and `model_errors` (the model on N cores, applied by `check_model`, which
+`compiler.build.plan` runs before the layout) are the one definition;
+docs/bounds.md's table is generated from them and `OTHER_BOUNDS` (the
+limits other modules check) by `doc_table`, and a test checks the file is
+current.  Regenerate with
   python -c 'from pymtl_dfx import bounds; bounds.update("docs/bounds.md")'
 
 Each refusal is one line: the value, the bound and where the bound comes
-from.  The model's bounds are O(1) arithmetic on the configs (the layout's
-own rules, without building the layout), so a config.json with
-n_layer = 10**400 is refused at once instead of looping.
+from.  The model's bounds are O(1) in its sizes (the layouts of 1 and 2
+layers, scaled), so a config.json with n_layer = 10**400 is refused at
+once instead of looping.  Runs that are legal but long are announced with
+an estimate (`announce`), and refused past RUN_BUDGET_S.
 """
 
 from dataclasses import dataclass
