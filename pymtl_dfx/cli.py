@@ -57,6 +57,12 @@ def cmd_demo( args ):
                       f"--paper skip leaves out; drop one of them" )
   from .gpt2.checkpoint import read_config
   from .gpt2.tokenizer import load_tokenizer
+  from .bounds import check_dfx
+  from .config import ConfigError, DFXConfig
+  try:
+    check_dfx( DFXConfig( cores=args.cores ) )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
   gpt = read_config( TINY_ENGLISH )
   n_prompt = len( load_tokenizer( TINY_ENGLISH, gpt.vocab_size ).encode( utf8_prompt( args.prompt ) ) )
   check_context( n_prompt, args.new_tokens, gpt )     # before the slow parts
@@ -244,21 +250,29 @@ def _host_levels_kw():
 # -- dfx generate -------------------------------------------------------------------
 
 def _dfx_config( args ):
-  """DFXConfig from --set and --cores; bad settings are usage errors."""
+  """DFXConfig from --set and --cores; bad settings, and sizes past their
+  bound (`bounds`: the RTL core's too, for what translates it), are usage
+  errors."""
+  from .bounds import check_dfx
   from .config import ConfigError, DFXConfig
   try:
     dfx = DFXConfig().with_overrides( args.set )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   set_cores = any( a.partition( "=" )[0].strip() == "cores" for a in args.set )
-  if args.cores is None:
-    return dfx
-  if set_cores and dfx.cores != args.cores:
-    raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+  if args.cores is not None:
+    if set_cores and dfx.cores != args.cores:
+      raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+    try:
+      dfx = dfx.replace( cores=args.cores )
+    except ConfigError as e:
+      raise UsageError( str( e ) ) from None
+  rtl = args.cmd == "verilog" or getattr( args, "level", None ) in ( "rtl", "verilog" )
   try:
-    return dfx.replace( cores=args.cores )
+    check_dfx( dfx, rtl=rtl )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
+  return dfx
 
 
 def model_dir( spec ):
@@ -501,6 +515,7 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
   from .compiler.limits import CompileError
   max_tokens = n_tokens
   plan( cfg, dfx, dfx.cores, max_tokens )      # every compile-time limit (CompileError)
+  _announce_generate( args, cfg, dfx, n_tokens )
   if args.save_image:
     # a kept image serves any later prompt: compile for the whole context if it fits
     try:
@@ -516,6 +531,16 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
     progress.status( f"writing {shown( args.save_image )} ...", force=True )
     compiled.save( args.save_image )
   return compiled
+
+
+def _announce_generate( args, cfg, dfx, n_tokens ):
+  """The estimate of a generation at a timed level, before any loading
+  (`bounds.announce`: refused past its budget)."""
+  from .bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
+  if args.level in CORE_CYCLES_PER_CPU_S:
+    steps = n_tokens - 1
+    announce( "dfx generate", level_seconds( cfg, dfx, dfx.cores, steps, args.level ),
+              f"{steps} steps at {args.level} on {dfx.cores} core(s)", not args.json )
 
 
 def cmd_generate( args ):
@@ -539,6 +564,7 @@ def cmd_generate( args ):
   if args.image is not None:
     progress.status( f"reading {shown( args.image )} ...", force=True )
     compiled = _use_image( args, cfg, n_tokens )
+    _announce_generate( args, cfg, compiled.dfx, n_tokens )
   else:
     compiled = _compile( args, cfg, _dfx_config( args ), n_tokens, progress )
   compile_s = time.perf_counter() - t0
@@ -644,7 +670,11 @@ def _timing( host, dfx ):
 def cmd_verilog( args ):
   import json
   from .core.verilog import write_core_verilog
+  from .bounds import announce, verilog_cost
   dfx = _dfx_config( args )
+  seconds, mb = verilog_cost( dfx )
+  announce( "dfx verilog", seconds, f"translating an MFU of d x l = {dfx.d * dfx.l} MACs, ~{mb / 1024:.1f} GB "
+            f"of memory{'; the lint comes on top' if args.lint else ''}", not args.json )
   t0 = time.perf_counter()
   if not args.json:
     print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "

@@ -138,6 +138,8 @@ GEN = [ "generate", "--model", "tiny", "--prompt-ids", "1,2" ]
   ( [ "--new-tokens", "127" ], "2 prompt tokens + 127 new tokens = 129 positions, but model "
     "'tiny' has n_positions=128; use --new-tokens <= 126" ),
   ( [ "--prompt", "x" ], "not allowed with argument --prompt-ids" ),
+  # a size past its bound (`bounds`), before the compiler sees it
+  ( [ "--cores", "300" ], "cores=300 is above its bound 255" ),
 ] )
 def test_usage_errors( capsys, tmp_path, monkeypatch, extra, named ):
   _check_one_line( capsys, tmp_path, monkeypatch, GEN + extra, 2, named )
@@ -163,7 +165,6 @@ def test_more_usage_errors( capsys, tmp_path, monkeypatch, argv, named ):
 
 
 @pytest.mark.parametrize( "extra, named", [
-  ( [ "--cores", "300" ], "core count" ),
   ( [ "--set", "d=128" ], "head_dim=64 (n_embd=128 / n_head=2) needs to be a multiple of d=128" ),
   ( [ "--set", "vreg_entries=4" ], "register file" ),
   ( [ "--set", "mreg_entries=1" ], "x buffer" ),
@@ -204,7 +205,7 @@ def test_bad_checkpoint_is_one_line( capsys, tmp_path, monkeypatch, ckpt, damage
 def test_debug_shows_the_traceback( capsys ):
   from pymtl_dfx.compiler.limits import CompileError
   with pytest.raises( CompileError ):
-    main( GEN + [ "--cores", "300", "--debug" ] )
+    main( GEN + [ "--set", "vreg_entries=4", "--debug" ] )
 
 
 # --- pipes and Ctrl-C, in a real process ---------------------------------------------
@@ -238,7 +239,10 @@ def test_ctrl_c_prints_one_line():
   p.send_signal( signal.SIGINT )
   out, err = p.communicate( timeout=60 )
   assert p.returncode == cli.EXIT_INTERRUPTED
-  assert err == b"dfx generate: interrupted\n"
+  # after the run's estimate (`bounds.announce`), the one line
+  *before, last = err.decode().splitlines()
+  assert last == "dfx generate: interrupted"
+  assert all( l.startswith( "dfx generate: estimate: ~" ) for l in before ) and len( before ) <= 1, err
 
 
 def test_timing_of_a_timed_level_sums_and_converts_at_the_clock():
@@ -350,7 +354,8 @@ def test_demo_sets_the_report_beside_the_paper( monkeypatch, tmp_path ):
   ( GEN + [ "--new-tokens", "0" ], 2, "usage", "argument --new-tokens: 0 must be at least 1" ),
   ( [ "generate", "--model", "tiny" ], 2, "usage", "one of the arguments --prompt --prompt-ids" ),
   ( GEN + [ "--set", "foo=1" ], 2, "usage", "'foo' is not a DFXConfig field" ),
-  ( GEN + [ "--cores", "300" ], 1, "error", "core count" ),
+  ( GEN + [ "--cores", "300" ], 2, "usage", "cores=300 is above its bound 255" ),
+  ( GEN + [ "--set", "vreg_entries=4" ], 1, "error", "register file" ),
   ( [ "generate", "--model", "gpt5", "--prompt-ids", "1" ], 2, "usage", "neither a checkpoint" ),
   ( [ "perf", "--model", "tiny", "--in", "0", "--out", "1" ], 2, "usage", "--in: 0 must be" ),
   ( [ "verilog", "--out", "x", "--set", "d=3" ], 2, "usage", "d=3 (must be a power of two)" ),

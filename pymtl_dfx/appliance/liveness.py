@@ -13,9 +13,15 @@ class StepTimeout( RuntimeError ):
 
 def cycle_limit( cfg, specs, progs ):
   """A generous bound from the work in the programs (per core, decoded
-  instructions): every entry, tile and packet a few cycles, every
-  instruction a memory or ring round trip."""
+  instructions) and the units' latencies: every entry, tile and packet a
+  few cycles plus the longest wait one can cause (a VPU chunk waits for the
+  accumulator, an MPU row chunk for the partial-sum adder), every
+  instruction a memory or ring round trip and a trip through the deepest
+  pipelines (MPU tile, VPU element-wise and tree), so that any legal
+  latency setting finishes (`bounds` bounds the latency fields)."""
   lat = max( specs["hbm"].latency, specs["ddr"].latency, cfg.ring_latency_cycles )
+  item = 4 + max( cfg.vpu_accum_latency, cfg.fp_add_latency )
+  pipe = cfg.mpu_tile_latency + cfg.vpu_elementwise_latency + cfg.vpu_tree_latency
   work = 0
   for prog in progs:
     n = 0
@@ -29,7 +35,7 @@ def cycle_limit( cfg, specs, progs ):
         n += -( -int( inst.len ) // cfg.d )
       else:
         n += -( -int( inst.rows ) // cfg.d ) * -( -int( inst.cols ) // cfg.l )
-    work = max( work, 4 * n + ( 2 * lat + 100 ) * len( prog ) )
+    work = max( work, item * n + ( 2 * lat + pipe + 100 ) * len( prog ) )
   return work + 10_000
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import check_model
 from ..config import ConfigError, DFXConfig, GPT2Config
 from ..files import expect, short_repr
 from ..printable import shown
@@ -56,6 +57,9 @@ class CompiledModel:
 def plan( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):
   """The layout, once every limit of a CL/RTL core holds (`limits`): the
   compiler refuses what the hardware would run wrongly or could not run."""
+  # the model's sizes against the hardware first, in O(1): the layout's
+  # loops over layers and heads would take forever on n_layer=10**400
+  check_model( gpt, dfx, cores, max_tokens )
   layout = plan_layout( gpt, dfx, cores, max_tokens )
   check_limits( gpt, dfx, cores, layout )
   return layout

@@ -86,6 +86,26 @@ def shape_errors( gpt, dfx, cores ):
   return errors
 
 
+_CAPACITY = {
+  "hbm": ( "weights and K/V caches",
+           "raise hbm_channel_mb or hbm_channels, use more cores or compile a shorter context" ),
+  "ddr": ( "embeddings, LayerNorm parameters and biases",
+           "use a smaller model (the DDR address is EXT_BITS wide)" ) }
+
+
+def capacity_error( dfx, mem, used ):
+  """The message when `used` words do not fit memory `mem` of one core
+  (None when they do); `bounds.check_model` says the same before a layout."""
+  from ..bounds import show
+  spec = memory_spec( dfx, mem )
+  if used <= spec.words:
+    return None
+  what, fix = _CAPACITY[ mem ]
+  gib = lambda w: f"{w * dfx.mem_word_bytes / 2**30:.3f} GiB" if w < 2**64 else "too many"  # noqa: E731
+  return ( f"{spec.name} capacity: {what} need {show( used )} words ({gib( used )}), "
+           f"{spec.name} holds {spec.words} ({gib( spec.words )}); {fix}" )
+
+
 def matrix_shapes( gpt, layout ):
   """{name: (rows, cols)} of every matrix instruction a step can emit, at
   the largest attention (position max_tokens - 1)."""
@@ -151,15 +171,9 @@ def check_limits( gpt, dfx, cores, layout ):
                    f"vecs field holds {VECS.max} ({VECS.bits_name}={VECS.bits}); use more "
                    f"cores (each streams 1/cores of the columns)" )
 
-  for mem, used, what, fix in (
-      ( "hbm", hbm["words"], "weights and K/V caches",
-        "raise hbm_channel_mb or hbm_channels, use more cores or compile a shorter context" ),
-      ( "ddr", layout["ddr"]["words"], "embeddings, LayerNorm parameters and biases",
-        "use a smaller model (the DDR address is EXT_BITS wide)" ) ):
-    spec = memory_spec( dfx, mem )
-    if used > spec.words:
-      errors.append( f"{spec.name} capacity: {what} need {used} "
-                     f"words ({used * dfx.mem_word_bytes / 2**30:.3f} GiB), {spec.name} holds {spec.words} "
-                     f"({spec.words * dfx.mem_word_bytes / 2**30:.3f} GiB); {fix}" )
+  for mem, used in ( ( "hbm", hbm["words"] ), ( "ddr", layout["ddr"]["words"] ) ):
+    why = capacity_error( dfx, mem, used )
+    if why:
+      errors.append( why )
   if errors:
     raise CompileError( "cannot compile for DFX: " + "; ".join( errors ) )

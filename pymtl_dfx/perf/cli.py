@@ -89,6 +89,13 @@ def progress( what, enabled=True ):
   return on_done
 
 
+def announce_steps( prog, jobs, enabled ):
+  """on_start(tasks) for `sampled.time_many`: the estimate of timing them
+  (`bounds.perf_tasks`) on stderr when it is minutes or more."""
+  from ..bounds import perf_tasks
+  return lambda tasks: perf_tasks( prog, tasks, jobs, enabled )
+
+
 def report( res, dfx, n_in, n_out ):
   """The JSON record: cycles, ms, tokens/s (output tokens over end-to-end
   latency, the paper's definition), ms per step per stage, breakdown."""
@@ -117,7 +124,8 @@ def cmd_perf( args, model_config, dfx_config ):
   cache = step_cache( args )
   t0 = time.perf_counter()
   res = estimate( model, args.n_in, args.n_out, None if args.exact else args.samples or SAMPLES,
-                  cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ) )
+                  cache=cache, jobs=args.jobs, on_done=progress( "dfx perf", not args.json ),
+                  on_start=announce_steps( "dfx perf", args.jobs, not args.json ) )
   rec = report( res, dfx, args.n_in, args.n_out )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
               seconds=round( time.perf_counter() - t0, 3 ) )

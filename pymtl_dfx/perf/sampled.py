@@ -214,16 +214,19 @@ class NotCached( LookupError ):
   pass
 
 
-def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True ):
+def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True, on_start=None ):
   """Times [(model, token, pos, want logits)] (the ones not in the cache,
   on `jobs` local processes) and returns their records in order;
-  `compute=False`: only read the cache (`NotCached` if a step is missing)."""
+  `compute=False`: only read the cache (`NotCached` if a step is missing);
+  on_start(tasks): called with the tasks to time, before any is."""
   cache = cache or StepCache( None )
   keys = [ cache.key( *t ) for t in tasks ]
   recs = [ cache.get( k, t[0].cores ) for k, t in zip( keys, tasks ) ]
   todo = [ i for i, r in enumerate( recs ) if r is None ]
   if todo and not compute:
     raise NotCached( f"{len( todo )} of {len( tasks )} steps are not in the cache" )
+  if on_start:
+    on_start( [ tasks[i] for i in todo ] )
   done = len( tasks ) - len( todo )
 
   def keep( i, rec ):
@@ -243,9 +246,9 @@ def time_many( tasks, cache=None, jobs=1, on_done=None, compute=True ):
   return recs
 
 
-def timed_steps( model, wanted, cache=None, jobs=1, on_done=None, compute=True ):
+def timed_steps( model, wanted, cache=None, jobs=1, on_done=None, compute=True, on_start=None ):
   """{(token, pos, want): the step's record} for every wanted step."""
-  recs = time_many( [ ( model, *w ) for w in wanted ], cache, jobs, on_done, compute )
+  recs = time_many( [ ( model, *w ) for w in wanted ], cache, jobs, on_done, compute, on_start )
   return dict( zip( wanted, recs ) )
 
 
@@ -277,7 +280,7 @@ def plan_steps( n_in, n_out, vocab ):
 
 
 def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1, on_done=None,
-              compute=True ):
+              compute=True, on_start=None ):
   """`steps.run`'s result for an n_in:n_out generation, with the steps at
   `samples` positions of each kind (or at `positions`: {want logits:
   positions}, which must bracket the steps of that kind; several
@@ -304,7 +307,7 @@ def estimate( model, n_in, n_out, samples=4, positions=None, cache=None, jobs=1,
       timed[ want ] = sample_positions( ps[0], ps[-1], samples )
   vocab = model.gpt.vocab_size
   wanted = [ ( p % vocab, p, want ) for want, ps in timed.items() for p in ps ]
-  recs = timed_steps( model, wanted, cache, jobs, on_done, compute )
+  recs = timed_steps( model, wanted, cache, jobs, on_done, compute, on_start )
   res = empty_result( model.cores )
   interpolated = []
   for tok, pos, want, stage in steps:

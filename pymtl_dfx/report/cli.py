@@ -45,7 +45,7 @@ def _jsonable( x ):
   return x
 
 
-def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
+def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None, on_start=None ):
   """Computes and writes the report; returns {what: path}."""
   from . import compute, figures, summary
   from .plan import PAPER
@@ -53,7 +53,7 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
   plan = plan or PAPER
   check_dir( out_dir, "--out" )           # before the minutes of timing, not after
   os.makedirs( out_dir, exist_ok=True )
-  compute.fill( cache, plan, jobs, overrides, on_done )
+  compute.fill( cache, plan, jobs, overrides, on_done, on_start=on_start )
   res = compute.results( cache, plan, overrides )
   clock = DFXConfig().with_overrides( list( overrides ) ).clock_mhz if overrides else \
     DFXConfig().clock_mhz
@@ -76,16 +76,18 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None ):
 def cmd_report( args ):
   from ..cli import UsageError
   from ..config import ConfigError
-  from ..perf.cli import progress, step_cache
+  from ..perf.cli import announce_steps, progress, step_cache
   if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
     raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
+  from ..bounds import check_dfx
   try:
-    DFXConfig().with_overrides( args.set )
+    check_dfx( DFXConfig().with_overrides( args.set ) )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   cache = step_cache( args )
   paths = build( args.out, cache=cache, jobs=args.jobs, overrides=args.set,
-                 on_done=progress( "dfx report", not args.json ) )
+                 on_done=progress( "dfx report", not args.json ),
+                 on_start=announce_steps( "dfx report", args.jobs, not args.json ) )
   if args.json:
     print( json.dumps( paths, indent=2 ) )
   else:

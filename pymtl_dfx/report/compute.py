@@ -15,7 +15,7 @@ def model( plan, name, cards, overrides=() ):
   return perf.planned( gpt2_preset( name ), dfx, cards, plan.max_tokens[ name ] )
 
 
-def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None ):
+def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None, on_start=None ):
   """Times every step not yet in the cache (`needed`: [(preset, cards,
   [(pos, want logits)])], by default every step of the report); returns
   {(name, cards): the reason} for the configurations that do not compile."""
@@ -30,7 +30,7 @@ def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None ):
     tasks += [ ( m, pos % vocab, pos, want ) for pos, want in steps ]
   # the largest first, so the processes finish together
   tasks.sort( key=lambda t: -t[0].gpt.n_embd ** 2 * t[0].gpt.n_layer / t[0].cores )
-  time_many( tasks, cache, jobs, on_done )
+  time_many( tasks, cache, jobs, on_done, on_start=on_start )
   return skipped
 
 

@@ -85,7 +85,7 @@ def _progress( enabled ):
 
 
 def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-           on_done=None ):
+           on_done=None, on_start=None ):
   """The sweep.json record's points: each `grid.Point` planned (or "does
   not fit"), its latency and its resource estimate, and the Pareto flags."""
   from .. import perf
@@ -106,7 +106,7 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
       rec["reason"] = " ".join( str( e ).split() )
     recs.append( rec )
   for rec, lat in zip( recs, run_all( models, context, io, samples, cache_dir, jobs, dask,
-                                      on_done ) ):
+                                      on_done, on_start ) ):
     if lat is not None:
       rec.update( lat )
   ok = [ r for r in recs if r["step"] is not None and r["resources"]["within_budget"] ]
@@ -117,7 +117,7 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
 
 
 def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-           sets=(), on_done=None ):
+           sets=(), on_done=None, on_start=None ):
   """Runs the sweep and writes sweep.md, sweep.json, pareto.png and
   pareto.svg into out_dir; returns (the sweep.json record, {what: path})."""
   from . import figure, page
@@ -125,7 +125,7 @@ def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jo
   from ..outputs import check_dir
   check_dir( out_dir, "--out" )           # before the sweep, not after it
   t0 = time.perf_counter()
-  recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done )
+  recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done, on_start )
   os.makedirs( out_dir, exist_ok=True )
   out = dict( model=gpt.name, context=context, io=list( io ) if io else None,
               samples=samples if io else None, set=list( sets ),
@@ -190,13 +190,17 @@ def cmd_sweep( args ):
     check_context( *io, gpt, new="O (--io I:O)", prompt="I (--io I:O)" )
   cache = step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
+  from ..bounds import perf_tasks
+  steps = 1 + ( 2 * samples if io else 0 )     # per point: the step, and --io's samples
+  on_start = lambda models: perf_tasks( "dfx sweep", [ ( m, ) for m in models for _ in range( steps ) ],  # noqa: E731
+                                        jobs, not args.json )
   # Connected before anything is computed, even when every point is cached:
   # an unreachable address is refused, never silently unused.
   from .run import dask_client
   client = dask_client( args.dask ) if args.dask is not None else None
   try:
     rec, paths = build( args.out, gpt, pts, args.context, io, samples, cache_dir, jobs,
-                        client, args.set, _progress( not args.json ) )
+                        client, args.set, _progress( not args.json ), on_start )
   finally:
     if client is not None:
       client.close()

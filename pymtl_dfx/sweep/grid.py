@@ -3,8 +3,10 @@ and `--set key=value` for every point; the cartesian product, each point
 validated by `DFXConfig.with_overrides`."""
 
 import itertools
+import math
 from dataclasses import dataclass, fields
 
+from ..bounds import MAX_SWEEP_POINTS, MIN_STEP_CPU_S, RUN_BUDGET_S, check_dfx, show
 from ..config import ConfigError, DFXConfig
 
 
@@ -66,11 +68,16 @@ def points( grid, sets=() ):
     base = DFXConfig().with_overrides( list( sets ) )
   except ConfigError as e:
     raise GridError( str( e ) ) from None
+  n = math.prod( len( v ) for v in grid.values() )
+  if n > MAX_SWEEP_POINTS:
+    raise GridError( f"--grid: {show( n )} points is above the bound of {MAX_SWEEP_POINTS:,} "
+                     f"(each point times at least one step of ~{MIN_STEP_CPU_S} CPU s, and a "
+                     f"run may take {RUN_BUDGET_S // 3600} h: bounds.MAX_SWEEP_POINTS)" )
   # each value on its own first, so that the message names the bad one
   for key, vals in grid.items():
     for v in vals:
       try:
-        base.with_overrides( [ f"{key}={v}" ] )
+        check_dfx( base.with_overrides( [ f"{key}={v}" ] ) )
       except ConfigError as e:
         raise GridError( f"--grid {key}={v}: {_why( e )}" ) from None
   out = []
@@ -79,6 +86,7 @@ def points( grid, sets=() ):
     values = tuple( zip( keys, combo ) )
     try:
       dfx = base.with_overrides( [ f"{k}={v}" for k, v in values ] )
+      check_dfx( dfx )
     except ConfigError as e:
       raise GridError( f"--grid point {', '.join( f'{k}={v}' for k, v in values )}: "
                        f"{_why( e )}" ) from None

@@ -71,7 +71,7 @@ def _guarded( f, *args, **kw ):
 
 
 def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-             on_done=None ):
+             on_done=None, on_start=None ):
   """[latency(model) for each model] (None models stay None), each point
   computed once: from the cache here, or on the local processes / the Dask
   cluster; a point that raised is `failed(e)`.  on_done(k, n) after each
@@ -99,6 +99,8 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
       keep( i, failed( e ) )
   if not todo:
     return out
+  if on_start:
+    on_start( [ models[i] for i in todo ] )
   args = [ ( models[i], context, io, samples, cache_dir ) for i in todo ]
   if dask is not None:
     for i, rec in _on_dask( dask, args ):
