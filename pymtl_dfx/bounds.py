@@ -28,6 +28,7 @@ ELEMS_MAX = ELEMS.max
 # The Alveo U280 (AMD DS963 / UG1314): one core per card.
 U280_HBM_CHANNELS = 32                  # HBM2: 2 stacks x 16 pseudo-channels
 U280_HBM_CHANNEL_MB = 256               # 8 GB / 32 pseudo-channels
+U280_DDR_BYTES = 2 * 16 * 2**30         # two DDR4 channels of 16 GB
 U280_FF = 2_607_360                     # flip-flops of the XCU280 (sweep.resources.U280)
 U280_RAM_BITS = 2_016 * 36 * 1024 + 960 * 288 * 1024   # BRAM36 + URAM bits
 # A ring packet is one UDP/IPv4 frame (ring_frame_overhead_bytes counts its
@@ -272,9 +273,9 @@ OTHER_BOUNDS = [
   ( "n_embd", "<= vreg_entries x d / 8", "the register file holds 8 vectors of n_embd" ),
   ( "n_layer", "layers x (weights + K/V per layer) <= HBM per card",
     "the compiled layout on N cores; 8 GB per U280" ),
-  ( "vocab_size", "DDR contents <= 2^32 memory words",
-    "the ISA's 32-bit external address (`limits`, after the layout, which n_layer's bound "
-    "keeps short)" ),
+  ( "vocab_size", "DDR contents <= 2^32 memory words and <= 32 GiB",
+    "the ISA's 32-bit external address and the U280's two 16 GB DDR4 channels (`limits`, "
+    "after the layout, which n_layer's bound keeps short)" ),
   ( "sweep points (the --grid product)", f"<= {MAX_SWEEP_POINTS:,}",
     "a day (RUN_BUDGET_S) of the cheapest step, ~0.5 CPU s (MIN_STEP_CPU_S)" ),
   ( "a whole run (perf, sweep, report, generate at a timed level)", "estimated <= 24 h",

@@ -96,14 +96,19 @@ _CAPACITY = {
 def capacity_error( dfx, mem, used ):
   """The message when `used` words do not fit memory `mem` of one core
   (None when they do); `bounds.check_model` says the same before a layout."""
-  from ..bounds import show
+  from ..bounds import U280_DDR_BYTES, show
   spec = memory_spec( dfx, mem )
-  if used <= spec.words:
-    return None
   what, fix = _CAPACITY[ mem ]
   gib = lambda w: f"{w * dfx.mem_word_bytes / 2**30:.3f} GiB" if w < 2**64 else "too many"  # noqa: E731
-  return ( f"{spec.name} capacity: {what} need {show( used )} words ({gib( used )}), "
-           f"{spec.name} holds {spec.words} ({gib( spec.words )}); {fix}" )
+  if used > spec.words:
+    return ( f"{spec.name} capacity: {what} need {show( used )} words ({gib( used )}), "
+             f"{spec.name} holds {spec.words} ({gib( spec.words )}); {fix}" )
+  # DDR's address space is larger than the card's DDR4 (HBM's is the card's)
+  card = U280_DDR_BYTES // dfx.mem_word_bytes
+  if mem == "ddr" and used > card:
+    return ( f"DDR capacity: {what} need {show( used )} words ({gib( used )}), a U280's "
+             f"two DDR4 channels hold {card} ({gib( card )}); use a smaller model" )
+  return None
 
 
 def matrix_shapes( gpt, layout ):

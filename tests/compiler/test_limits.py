@@ -120,3 +120,11 @@ def test_presets_compile_at_the_papers_config( name, cores ):
     return
   lay = plan( gpt, dfx, cores )
   assert lay["max_tokens"] == gpt.n_positions
+
+
+def test_ddr_capacity_of_the_card():
+  """Within the DDR address space, but past the U280's 2 x 16 GB of DDR4:
+  2^27 vocabulary rows of 4 words of 64 bytes are 32 GiB of embeddings."""
+  gpt = GPT2Config( n_layer=1, n_embd=128, n_head=2, vocab_size=1 << 27, n_positions=32 )
+  has( refused( gpt, DFXConfig( cores=4 ) ), "DDR capacity", "a U280's two DDR4 channels hold",
+       "536870912 (32.000 GiB)" )
