@@ -443,6 +443,7 @@ ODD_NUMBERS = st.sampled_from( [ "0", "-1", "1e3", "1.5", "nan", "inf", "", " 2"
                                  str( 10**40 ), "٣", "40" ] )
 NUMBERS = st.one_of( st.integers( 1, 3 ), st.integers( 1, 3 ), st.integers( -3, 12 ), ODD_NUMBERS )
 JOBS = st.sampled_from( [ "0", "1", "-1", "x", "2" ] )
+TEXT = st.text( st.characters( codec="utf-8" ), max_size=30 )
 DFX_FIELDS = sorted( DFXConfig().to_dict() )
 
 
