@@ -317,6 +317,13 @@ def update( path ):
 #   verilog: 4 cores, 2,741 cycles per CPU s (docs/core.md)
 CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=4 * 2_047, fl=4 * 2_047, rtl=1_800,
                               verilog=4 * 2_741 )
+# The functional appliance (`--level func`) runs instructions, not cycles:
+# CPU seconds per core, decoder layer and token step, measured with
+# `dfx generate --model tiny --prompt-ids 1 --new-tokens 1 --json` (2
+# layers): 0.85 s of CPU on 1 core, 32.2 s on 128 (cores padded with zero
+# heads and columns: the per-core work barely shrinks).  gpt2 on 8 cores took
+# 8.9 s against the 12 s this gives.
+FUNC_CORE_LAYER_STEP_S = 0.125
 # Cycles a decoder layer costs besides streaming its weights and its syncs
 # (pipeline fills, LayerNorm, softmax): fitted, with the 2x on the weight
 # stream, to the exactly timed steps of docs/perf.md (tiny on 4, 16 and 32
@@ -364,7 +371,9 @@ def perf_tasks( prog, tasks, jobs, enabled=True ):
 
 
 def level_seconds( gpt, dfx, cores, steps, level ):
-  """~ CPU seconds `steps` token steps take at a timed appliance level."""
+  """~ CPU seconds `steps` token steps take at an appliance level."""
+  if level == "func":
+    return FUNC_CORE_LAYER_STEP_S * cores * gpt.n_layer * steps
   return step_cycles( gpt, dfx, cores ) * steps * cores / CORE_CYCLES_PER_CPU_S[ level ]
 
 

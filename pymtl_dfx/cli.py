@@ -534,11 +534,11 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
 
 
 def _announce_generate( args, cfg, dfx, n_tokens ):
-  """The estimate of a generation at a timed level, before any loading
-  (`bounds.announce`: refused past its budget)."""
+  """The estimate of a generation, before any loading (`bounds.announce`:
+  refused past its budget)."""
   from .bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
-  if args.level in CORE_CYCLES_PER_CPU_S:
-    steps = n_tokens - 1
+  if args.level in CORE_CYCLES_PER_CPU_S or args.level == "func":
+    steps = max( 1, n_tokens - 1 )
     announce( "dfx generate", level_seconds( cfg, dfx, dfx.cores, steps, args.level ),
               f"{steps} steps at {args.level} on {dfx.cores} core(s)", not args.json )
 

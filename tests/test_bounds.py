@@ -270,3 +270,24 @@ def test_refused_in_a_real_process_too( tmp_path ):
   assert p.stderr.splitlines() == [ "dfx sweep: error: --grid cores=256: cores=256 is above its "
                                     "bound 255 (cores <= 255: the ring packet carries its source "
                                     "core in 8 bits (RingPacket.src))" ], p.stderr
+
+
+def test_the_estimate_before_a_long_functional_run( capsys, monkeypatch ):
+  """255 cores at the functional level: legal, and about a minute of CPU for
+  tiny's one step, announced before anything is loaded."""
+  from pymtl_dfx.appliance import host
+
+  class Stop( Exception ):
+    pass
+
+  def stop( *a, **k ):
+    raise Stop()
+
+  monkeypatch.setattr( host, "Host", stop )
+  monkeypatch.setattr( "pymtl_dfx.compiler.build.compile_model", stop )
+  monkeypatch.setattr( "pymtl_dfx.cli._load_weights", stop )
+  with pytest.raises( Stop ):
+    main( [ "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "1",
+            "--cores", "255" ] )
+  assert capsys.readouterr().err == \
+    "dfx generate: estimate: ~64 s (1 steps at func on 255 core(s))\n"
