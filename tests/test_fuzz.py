@@ -38,6 +38,7 @@ from pymtl_dfx.cli import main
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.gpt2 import load_checkpoint, random_weights, save_checkpoint
 from pymtl_dfx.models import TINY_ENGLISH
+from pymtl_dfx.testing.disk import tree
 
 # Small enough that one generation is about a second, with the shipped
 # model's real GPT-2 tokenizer files (vocabulary 4096).
@@ -90,17 +91,6 @@ def run_cli( argv, cwd ):
   return code, out.getvalue(), err.getvalue()
 
 
-def snapshot( *dirs ):
-  """Every file and folder under `dirs` (hidden ones too) with its kind,
-  size and modification time: what a refused run must leave as it was."""
-  seen = {}
-  for top in dirs:
-    for root, subdirs, files in os.walk( top ):
-      for name in subdirs + files:
-        p = os.path.join( root, name )
-        st_ = os.lstat( p )
-        seen[ p ] = ( st_.st_mode, st_.st_size, st_.st_mtime_ns )
-  return seen
 
 
 def assert_refused( code, out, err, before, after, what ):
@@ -325,8 +315,8 @@ def check_model_case( base, data, which, record ):
     strategy = safetensors_damage( path ) if which == "model.safetensors" else file_damage( path )
     kind, damage = data.draw( strategy )
     damage()
-    before = snapshot( top )
-    got = outcome( *run_cli( generate_args( model ), top ), before, snapshot( top ),
+    before = tree( top )
+    got = outcome( *run_cli( generate_args( model ), top ), before, tree( top ),
                    f"{which} ({kind})" )
     record( which, got )
     if got == "refused":
@@ -376,9 +366,9 @@ def test_damaged_image( base, record_property ):
       image = os.path.join( top, "fuzz.dfx" )
       kind, damage = data.draw( file_damage( image ) )
       damage()
-      before = snapshot( top )
+      before = tree( top )
       got = outcome( *run_cli( generate_args( os.path.join( top, "model" ), "--image", image ),
-                               top ), before, snapshot( top ), f"image ({kind})" )
+                               top ), before, tree( top ), f"image ({kind})" )
       counts[ "refused" if got == "refused" else "ran" ] += 1
       if got != "refused":
         assert got["tokens"] == base["result"]["tokens"], f"image ({kind}) changed the tokens"
@@ -517,8 +507,8 @@ def test_argument_values( base, record_property, command, n ):
                         else perf_argv( cache ) )
       if command == "perf" and not cheap( argv ):
         argv[ argv.index( "--model" ) + 1 ] = "tiny"
-      before = snapshot( top )
-      got = outcome( *run_cli( argv, top ), before, snapshot( top ), " ".join( argv ) )
+      before = tree( top )
+      got = outcome( *run_cli( argv, top ), before, tree( top ), " ".join( argv ) )
       counts[ "refused" if got == "refused" else "ran" ] += 1
 
   case()

@@ -12,6 +12,7 @@ import pytest
 from pymtl_dfx import atomic, cli, outputs
 from pymtl_dfx.cli import main
 from pymtl_dfx.models import TINY_ENGLISH
+from pymtl_dfx.testing.disk import tree
 
 pytestmark = pytest.mark.skipif( sys.platform == "win32", reason="FIFOs, devices, links" )
 
@@ -23,19 +24,6 @@ def model( tmp_path_factory ):
   d = tmp_path_factory.mktemp( "model" ) / "tiny-english"
   shutil.copytree( TINY_ENGLISH, d )
   return d
-
-
-def _tree( *roots ):
-  """Every node under the roots: kind, size, inode and mtime (a write, a
-  replace or a new node changes it)."""
-  out = {}
-  for root in roots:
-    for dirpath, dirs, files in os.walk( root ):
-      for n in dirs + files:
-        p = os.path.join( dirpath, n )
-        s = os.lstat( p )
-        out[ p ] = ( stat.S_IFMT( s.st_mode ), s.st_size, s.st_ino, s.st_mtime_ns )
-  return out
 
 
 @pytest.fixture
@@ -158,7 +146,7 @@ def test_refused_before_anything_runs( capsys, tmp_path, monkeypatch, nothing_ru
                                        cmd, option, is_file, kind ):
   value, words = _make( kind, is_file, cmd, model, tmp_path )
   monkeypatch.chdir( tmp_path )
-  before = _tree( tmp_path, model, TINY_ENGLISH )
+  before = tree( tmp_path, model, TINY_ENGLISH )
   argv = _argv( cmd, option, value, model, tmp_path )
   try:
     code = main( argv )
@@ -169,7 +157,7 @@ def test_refused_before_anything_runs( capsys, tmp_path, monkeypatch, nothing_ru
   assert err.startswith( f"dfx {cmd}: {option}" ) and err.count( "\n" ) == 1, err
   assert words in err, err
   assert "Traceback" not in err and out == ""
-  assert _tree( tmp_path, model, TINY_ENGLISH ) == before
+  assert tree( tmp_path, model, TINY_ENGLISH ) == before
   assert stat.S_ISCHR( os.stat( os.devnull ).st_mode )
 
 
