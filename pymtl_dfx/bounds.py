@@ -13,7 +13,8 @@ current.  Regenerate with
 Each refusal is one line: the value, the bound and where the bound comes
 from.  The model's bounds are O(1) in its sizes (the layouts of 1 and 2
 layers, scaled), so a config.json with n_layer = 10**400 is refused at
-once instead of looping.  Runs that are legal but long are announced with
+once instead of looping (past 64 bits, config.json's reader refuses the
+number itself).  Runs that are legal but long are announced with
 an estimate (`announce`), and refused past RUN_BUDGET_S.
 """
 
@@ -278,10 +279,12 @@ OTHER_BOUNDS = [
     "after the layout, which n_layer's bound keeps short)" ),
   ( "sweep points (the --grid product)", f"<= {MAX_SWEEP_POINTS:,}",
     "a day (RUN_BUDGET_S) of the cheapest step, ~0.5 CPU s (MIN_STEP_CPU_S)" ),
-  ( "a whole run (perf, sweep, report, generate at a timed level)", "estimated <= 24 h",
-    "this machine's measured simulation rates (CORE_CYCLES_PER_CPU_S); announced on stderr "
-    "from 1 min" ),
-  ( "integers from config.json", "JSON integers only", "1e6 or 1.5 are refused as non-integers" ),
+  ( "a whole run (perf, sweep, report, generate at any level)", "estimated <= 24 h",
+    "this machine's measured simulation rates (CORE_CYCLES_PER_CPU_S, FUNC_CORE_LAYER_STEP_S); "
+    "announced on stderr from 1 min" ),
+  ( "integers from config.json", "JSON integers of at most 64 bits",
+    "1e6 or 1.5 are refused as non-integers (`GPT2Config`), 10**400 by the file reader "
+    "(`files.load_json`)" ),
 ]
 
 
