@@ -34,20 +34,22 @@ class InputFileError(ValueError):
   the file (and the field inside it) and the problem."""
 
 
+# What a node is, in words: the one list every message about paths uses
+# (inputs here, outputs in `outputs`).
+_KINDS = ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"),
+          (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def node_kind(mode):
+  """What a file of this st_mode is: "a regular file", "a directory", "a
+  named pipe (FIFO)", "a character device", ..."""
+  return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
 def _kind(mode):
-  """What a file is, in words: "a directory", "a named pipe (FIFO)", ...;
-  None for a regular file."""
-  if stat.S_ISREG(mode):
-    return None
-  if stat.S_ISDIR(mode):
-    return "a directory"
-  if stat.S_ISFIFO(mode):
-    return "a named pipe (FIFO)"
-  if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-    return "a device"
-  if stat.S_ISSOCK(mode):
-    return "a socket"
-  return "a special file"
+  """node_kind, None for a regular file."""
+  return None if stat.S_ISREG(mode) else node_kind(mode)
 
 
 def _not_a_file(mode):
@@ -76,6 +78,17 @@ def describe_os_error(err, path=None):
     # a rename or link names its target second: the user's path, where the
     # first is often a temporary name
     path = err.filename2 if err.filename2 is not None else err.filename
+  why = os_error_cause(err, path)
+  if path is None:
+    return why
+  if os.fspath(path) == "":
+    return "the path is empty"
+  return f"{shown(os.fspath(path))}: {why}"
+
+
+def os_error_cause(err, path=None):
+  """What is wrong with `path` (the file an OSError names), in words:
+  "does not exist", "is a symlink loop (...)", "permission denied", ..."""
   code = err.errno
   if code == errno.ENOENT:
     why = "does not exist"
@@ -109,11 +122,7 @@ def describe_os_error(err, path=None):
     why = os.strerror(code).lower()
   else:
     why = str(err.strerror or err) or type(err).__name__
-  if path is None:
-    return why
-  if os.fspath(path) == "":
-    return "the path is empty"
-  return f"{shown(os.fspath(path))}: {why}"
+  return why
 
 
 def describe_path(path):

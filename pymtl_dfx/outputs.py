@@ -25,26 +25,14 @@ The rules (docs/outputs.md), each refusal one line naming the path and why:
 A refusal is an `OutputPathError` (a ValueError: exit 1, one line).
 """
 
-import errno
 import os
 import stat
+
+from .files import node_kind, os_error_cause
 
 
 class OutputPathError( ValueError ):
   """An output path that would destroy something or cannot be written."""
-
-
-# What a node that is not a regular file or a directory is, for messages.
-_KINDS = ( ( stat.S_ISCHR, "a character device" ), ( stat.S_ISBLK, "a block device" ),
-           ( stat.S_ISFIFO, "a named pipe (FIFO)" ), ( stat.S_ISSOCK, "a socket" ),
-           ( stat.S_ISDIR, "a directory" ), ( stat.S_ISREG, "a regular file" ) )
-
-
-def kind( mode ):
-  for test, name in _KINDS:
-    if test( mode ):
-      return name
-  return "not a regular file"
 
 
 def _name( what, path ):
@@ -66,11 +54,7 @@ def _lstat( path, what ):
 
 
 def _why( e ):
-  if e.errno == errno.ELOOP:
-    return "a symbolic link loop"
-  if e.errno in ( errno.EACCES, errno.EPERM ):
-    return "permission denied"
-  return e.strerror or str( e )
+  return os_error_cause( e, e.filename )
 
 
 def _not_empty( path, what ):
@@ -111,7 +95,7 @@ def check_target( path, what="" ):
   st = _lstat( path, what )
   _not_a_link( path, st, what )
   if st is not None and not stat.S_ISREG( st.st_mode ):
-    raise OutputPathError( f"{_name( what, path )}: is {kind( st.st_mode )}, not a regular "
+    raise OutputPathError( f"{_name( what, path )}: is {node_kind( st.st_mode )}, not a regular "
                            f"file" )
   return path
 
@@ -143,7 +127,7 @@ def check_dir( path, what="", reads=None, empty=False ):
   _not_a_link( path, st, what )
   if st is not None:
     if not stat.S_ISDIR( st.st_mode ):
-      raise OutputPathError( f"{_name( what, path )}: is {kind( st.st_mode )}, not a "
+      raise OutputPathError( f"{_name( what, path )}: is {node_kind( st.st_mode )}, not a "
                              f"directory" )
     if empty and os.listdir( path ):
       raise OutputPathError( f"{_name( what, path )}: is a directory that is not empty "
@@ -176,7 +160,7 @@ def _existing( d, path, what ):
 
 def _writable_dir( up, st, path, what, prefix ):
   if not stat.S_ISDIR( st.st_mode ):
-    raise OutputPathError( f"{_name( what, path )}: {up} is {kind( st.st_mode )}, not a "
+    raise OutputPathError( f"{_name( what, path )}: {up} is {node_kind( st.st_mode )}, not a "
                            f"directory" )
   if not os.access( up, os.W_OK | os.X_OK ):
     raise OutputPathError( f"{_name( what, path )}: {prefix}directory {up} is not writable" )

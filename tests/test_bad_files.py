@@ -275,7 +275,7 @@ def _make(kind, path, tmp_path):
     return "does not exist"
   if kind == "symlink to a device":
     os.symlink("/dev/null", path)
-    return "is a device, not a regular file"
+    return "is a character device, not a regular file"
   raise AssertionError(kind)
 
 
@@ -291,8 +291,8 @@ def test_odd_image_paths(capsys, tmp_path, no_block, kind):
 
 
 @pytest.mark.parametrize("image_arg, says", [
-  ("/dev/null", "/dev/null: is a device, not a regular file"),
-  ("/dev/zero", "/dev/zero: is a device, not a regular file"),
+  ("/dev/null", "/dev/null: is a character device, not a regular file"),
+  ("/dev/zero", "/dev/zero: is a character device, not a regular file"),
   ("/", "/: is a directory, not a file"),
   ("", "--image: the path is empty"),
   ("{f}/inside", "{f}/inside: is not reachable: {f} is not a directory"),
@@ -342,7 +342,7 @@ def test_missing_model_files(capsys, folder):
 
 
 @pytest.mark.parametrize("model, says", [
-  ("/dev/null", "--model /dev/null: is a device; expected a checkpoint directory or a preset"),
+  ("/dev/null", "--model /dev/null: is a character device; expected a checkpoint directory or a preset"),
   ("{f}", "--model {f}: is a regular file; expected a checkpoint directory"),
   ("{loop}", "--model {loop}: is a symlink loop"),
   ("{fifo}", "--model {fifo}: is a named pipe (FIFO); expected"),

@@ -203,7 +203,7 @@ P = ["perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache"]
   (G + ["--prompt-ids", "1", "--image", ""], 2, "--image: the path is empty"),
   (G + ["--prompt-ids", "1", "--image", "."], 1, ".: is a directory, not a file"),
   (["generate", "--model", "", "--prompt-ids", "1"], 2, "--model '' is neither"),
-  (["generate", "--model", "/dev/null", "--prompt-ids", "1"], 2, "--model /dev/null: is a device"),
+  (["generate", "--model", "/dev/null", "--prompt-ids", "1"], 2, "--model /dev/null: is a character device"),
   (["generate", "--model", "/", "--prompt-ids", "1"], 1, "/config.json: file not found"),
   (P[:-1] + ["--cache", "/dev/null/x"], 1, "--cache /dev/null/x: /dev/null is a character "
    "device, not a directory"),

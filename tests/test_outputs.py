@@ -135,7 +135,7 @@ def _make( kind, is_file, cmd, model, tmp_path ):
     return str( t / "used" ), "used: is a directory that is not empty"
   if kind == "symlink loop on the way":
     os.symlink( "loop", t / "loop" )
-    return str( t / "loop" / "x" ), "loop/x: a symbolic link loop"
+    return str( t / "loop" / "x" ), "loop/x: is a symlink loop"
   if kind == "NUL byte":
     return "a\0b", "the path contains a NUL character"
   raise AssertionError( kind )
