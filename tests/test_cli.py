@@ -410,6 +410,33 @@ def test_no_progress_off_a_terminal_or_with_json( capsys, monkeypatch, tty, extr
   assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize( "tty, enabled", [ ( True, True ), ( False, True ), ( True, False ) ] )
+def test_counted_progress_keeps_its_last_line( capsys, monkeypatch, tty, enabled ):
+  """The display perf, report and sweep pass to the library (on_done(k, n)):
+  `what k/n` with the time left, the last one kept; nothing off a terminal
+  or with --json (enabled=False)."""
+  monkeypatch.setattr( cli.common, "_stderr_is_tty", lambda: tty )
+  monkeypatch.setattr( cli.common, "SLOW_SECONDS", -1.0 )
+  on_done = cli.common.Progress( "dfx perf", enabled ).counter( "timed step" )
+  for k in ( 1, 2, 3 ):
+    on_done( k, 3 )
+  err = capsys.readouterr().err
+  if not ( tty and enabled ):
+    assert err == ""
+    return
+  for k in ( 1, 2, 3 ):
+    assert f"dfx perf: timed step {k}/3 [" in err, err
+  assert err.endswith( "\n" ) and err.count( "\n" ) == 1, repr( err )
+
+
+def test_every_command_module_is_registered():
+  """A command is its module in pymtl_dfx/cli plus its name in COMMANDS:
+  a module left out of COMMANDS would be a command nobody can run."""
+  import pkgutil
+  modules = { m.name for m in pkgutil.iter_modules( cli.__path__ ) } - { "common", "__main__" }
+  assert modules == set( cli.COMMANDS ) == set( _subparsers() )
+
+
 # streamed text: a character split across tokens is printed whole, once
 
 def test_streamed_text_keeps_multibyte_characters( capsys ):

@@ -154,4 +154,3 @@ def main( argv=None ):
       raise
     return fail( "error", _one_line( e, prog ), EXIT_ERROR, f"{prog}: {_one_line( e, prog )}" )
   return 0
-

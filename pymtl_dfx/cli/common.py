@@ -348,7 +348,6 @@ def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
   raise UsageError( f"{head}; use {' or '.join( fixes )}" )
 
 
-
 # -- output paths --------------------------------------------------------------------
 
 def check_outputs( args ):
@@ -386,7 +385,7 @@ def _stderr_is_tty():
     return False
 
 
-def _stdout_is_tty():
+def stdout_is_tty():
   try:
     return sys.stdout.isatty()
   except ( AttributeError, ValueError ):

@@ -67,4 +67,3 @@ def run( args ):
                  on_paper_step=progress.counter( "timing GPT-2 345M: step", leave=False ), **paper )
   print( "\nMore: dfx generate --help (any level down to Verilator), dfx perf --help "
          "(any model size), dfx verilog --help." )
-

@@ -88,19 +88,6 @@ def _prompt_ids( args, tok, vocab ):
   return ids
 
 
-
-
-def _host_kwargs( args ):
-  if not args.unit_levels:
-    return {}
-  if args.level == "func":
-    raise UsageError( "--unit-levels needs a stream level (--level fl, cl, rtl or verilog), "
-                      "not func" )
-  return dict( levels=args.unit_levels )
-
-
-
-
 # -- decoding options ---------------------------------------------------------------
 
 DEFAULT_SEED = 0
@@ -134,7 +121,6 @@ def _chooser( args, tok ):
   if not args.temperature:
     return greedy_token, stop
   return Sampler( args.temperature, args.top_k, seed=args.seed ), stop
-
 
 
 # -- compiled images ---------------------------------------------------------------------
@@ -205,7 +191,9 @@ def run( args ):
   from ..appliance.host import Host
   from ..gpt2.tokenizer import StreamDecoder, load_tokenizer
 
-  host_kw = _host_kwargs( args )
+  if args.unit_levels and args.level == "func":
+    raise UsageError( "--unit-levels needs a stream level (--level fl, cl, rtl or verilog), "
+                      "not func" )
   if args.image == "":
     raise UsageError( "--image: the path is empty" )
   # Every check that needs no weights runs before a (possibly 6 GB) load.
@@ -228,12 +216,12 @@ def run( args ):
   dfx = compiled.dfx
   if args.level != "func":
     progress.status( f"building the {args.level} appliance ...", force=True )
-  host = Host( compiled, args.level, **host_kw )
+  host = Host( compiled, args.level, levels=args.unit_levels )
   progress.clear()
 
   tokens = []
   stream = None if args.json else StreamDecoder( tok )
-  quiet_stream = not common._stdout_is_tty()
+  quiet_stream = not common.stdout_is_tty()
   t_gen = [ None ]
 
   def on_step( pos ):
@@ -318,5 +306,3 @@ def timing( host, dfx ):
                ms_at_clock=dict( total=ms( r["cycles"] ),
                                  per_step=[ ms( c ) for c in r["step_cycles"] ],
                                  per_stage={ k: ms( v ) for k, v in r["stage_cycles"].items() } ) )
-
-

@@ -21,4 +21,3 @@ def run( args ):
     print( json.dumps( { "functions": [ dataclasses.asdict( r ) for r in rows ] }, indent=2 ) )
     return
   print( markdown_table( rows ), end="" )
-

@@ -48,4 +48,3 @@ def run( args ):
              f"({', '.join( sorted( lint['waivers'] ) )}; reasons in config.json)"
              if lint else "not linted" )
          + f"; {record['seconds']} s" )
-
