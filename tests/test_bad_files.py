@@ -527,11 +527,11 @@ def test_describe_os_error(code, says):
 
 def test_describe_os_error_in_main(capsys, monkeypatch):
   """An OSError from anywhere in a command is said in words, once."""
-  import pymtl_dfx.perf.cli as perf_cli
+  from pymtl_dfx.cli import perf as perf_cli
 
   def fail(*a, **k):
     raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/x/y")
-  monkeypatch.setattr(perf_cli, "cmd_perf", fail)
+  monkeypatch.setattr(perf_cli, "run", fail)
   line = _one_line(capsys, ["perf", "--model", "tiny", "--in", "1", "--out", "1"],
                    "dfx perf: /x/y: does not exist")
   assert "Errno" not in line

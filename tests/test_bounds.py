@@ -285,7 +285,7 @@ def test_the_estimate_before_a_long_functional_run( capsys, monkeypatch ):
 
   monkeypatch.setattr( host, "Host", stop )
   monkeypatch.setattr( "pymtl_dfx.compiler.build.compile_model", stop )
-  monkeypatch.setattr( "pymtl_dfx.cli._load_weights", stop )
+  monkeypatch.setattr( "pymtl_dfx.cli.common.load_weights", stop )
   with pytest.raises( Stop ):
     main( [ "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "1",
             "--cores", "255" ] )

@@ -247,7 +247,7 @@ def test_ctrl_c_prints_one_line():
 
 def test_timing_of_a_timed_level_sums_and_converts_at_the_clock():
   from types import SimpleNamespace
-  from pymtl_dfx.cli import _timing
+  from pymtl_dfx.cli.generate import timing as _timing
   from pymtl_dfx.config import DFXConfig
   r = dict( cycles=3000, step_cycles=[ 1000, 2000 ], stage_cycles={ "summarization": 1000,
             "generation": 2000 }, class_cycles={ "attention": 2500, "ffn": 500 },
@@ -392,8 +392,8 @@ def test_ctrl_c_with_json_prints_the_partial_result( capsys, monkeypatch ):
 # progress on stderr: on a terminal only, never with --json
 
 def test_progress_on_a_terminal( capsys, monkeypatch ):
-  monkeypatch.setattr( cli, "_stderr_is_tty", lambda: True )
-  monkeypatch.setattr( cli, "SLOW_SECONDS", -1.0 )       # everything counts as slow
+  monkeypatch.setattr( cli.common, "_stderr_is_tty", lambda: True )
+  monkeypatch.setattr( cli.common, "SLOW_SECONDS", -1.0 )       # everything counts as slow
   assert main( GEN + [ "--prompt-ids", "1,2,3", "--new-tokens", "3" ] ) == 0
   err = capsys.readouterr().err
   for part in ( "compiling tiny for 1 core(s)", "prompt 1/3", "prompt 2/3", "token 2/3",
@@ -404,10 +404,37 @@ def test_progress_on_a_terminal( capsys, monkeypatch ):
 
 @pytest.mark.parametrize( "tty, extra", [ ( False, [] ), ( True, [ "--json" ] ) ] )
 def test_no_progress_off_a_terminal_or_with_json( capsys, monkeypatch, tty, extra ):
-  monkeypatch.setattr( cli, "_stderr_is_tty", lambda: tty )
-  monkeypatch.setattr( cli, "SLOW_SECONDS", -1.0 )
+  monkeypatch.setattr( cli.common, "_stderr_is_tty", lambda: tty )
+  monkeypatch.setattr( cli.common, "SLOW_SECONDS", -1.0 )
   assert main( GEN + [ "--new-tokens", "3" ] + extra ) == 0
   assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize( "tty, enabled", [ ( True, True ), ( False, True ), ( True, False ) ] )
+def test_counted_progress_keeps_its_last_line( capsys, monkeypatch, tty, enabled ):
+  """The display perf, report and sweep pass to the library (on_done(k, n)):
+  `what k/n` with the time left, the last one kept; nothing off a terminal
+  or with --json (enabled=False)."""
+  monkeypatch.setattr( cli.common, "_stderr_is_tty", lambda: tty )
+  monkeypatch.setattr( cli.common, "SLOW_SECONDS", -1.0 )
+  on_done = cli.common.Progress( "dfx perf", enabled ).counter( "timed step" )
+  for k in ( 1, 2, 3 ):
+    on_done( k, 3 )
+  err = capsys.readouterr().err
+  if not ( tty and enabled ):
+    assert err == ""
+    return
+  for k in ( 1, 2, 3 ):
+    assert f"dfx perf: timed step {k}/3 [" in err, err
+  assert err.endswith( "\n" ) and err.count( "\n" ) == 1, repr( err )
+
+
+def test_every_command_module_is_registered():
+  """A command is its module in pymtl_dfx/cli plus its name in COMMANDS:
+  a module left out of COMMANDS would be a command nobody can run."""
+  import pkgutil
+  modules = { m.name for m in pkgutil.iter_modules( cli.__path__ ) } - { "common", "__main__" }
+  assert modules == set( cli.COMMANDS ) == set( _subparsers() )
 
 
 # streamed text: a character split across tokens is printed whole, once

@@ -112,11 +112,11 @@ def test_no_doubled_prefix(capsys, tmp_path):
 
 
 def test_main_drops_a_prefix_the_message_already_has(capsys, monkeypatch):
-  import pymtl_dfx.perf.cli as perf_cli
+  from pymtl_dfx.cli import perf as perf_cli
 
   def fail(*a, **k):
     raise ValueError("dfx perf: dfx perf: something")
-  monkeypatch.setattr(perf_cli, "cmd_perf", fail)
+  monkeypatch.setattr(perf_cli, "run", fail)
   line = _line(capsys, ["perf", "--model", "tiny", "--in", "1", "--out", "1"], 1)
   assert line == "dfx perf: something\n"
 

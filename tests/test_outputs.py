@@ -29,16 +29,12 @@ def model( tmp_path_factory ):
 @pytest.fixture
 def nothing_runs( monkeypatch, tmp_path ):
   """Every command's body raises if reached: a refusal must come first."""
-  from pymtl_dfx.perf import cli as perf_cli
-  from pymtl_dfx.report import cli as report_cli
-  from pymtl_dfx.sweep import cli as sweep_cli
+  from pymtl_dfx.cli import demo, generate, perf, report, sweep, verilog
 
   def reached( *a, **k ):
     raise AssertionError( "the command started before its outputs were checked" )
-  for mod, name in ( ( cli, "cmd_generate" ), ( cli, "cmd_verilog" ), ( cli, "cmd_demo" ),
-                     ( perf_cli, "cmd_perf" ), ( report_cli, "cmd_report" ),
-                     ( sweep_cli, "cmd_sweep" ) ):
-    monkeypatch.setattr( mod, name, reached )
+  for mod in ( generate, verilog, demo, perf, report, sweep ):
+    monkeypatch.setattr( mod, "run", reached )
   # the default step cache: somewhere of the test's own
   monkeypatch.setenv( "DFX_PERF_CACHE", str( tmp_path / "default-cache" ) )
 

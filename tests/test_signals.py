@@ -43,7 +43,7 @@ from pymtl_dfx import cli
 if moment == "checking outputs":
   wait_in( cli, "check_outputs" )
 elif moment == "loading":
-  wait_in( cli, "_load_weights" )
+  wait_in( cli.common, "load_weights" )
 elif moment == "compiling":
   from pymtl_dfx.compiler import build
   wait_in( build, "compile_model" )

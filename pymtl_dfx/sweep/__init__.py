@@ -5,4 +5,4 @@ estimates each point's FPGA resources per card from synthesised unit numbers
 (the one table of them), `run` times each point's generation step (and
 optionally an I:O generation) through the step cache on local processes or a
 Dask cluster, `pareto` finds the points no other point beats, `figure` draws
-them and `cli` writes sweep.md, sweep.json and the figure."""
+them and `build` writes sweep.md, sweep.json and the figure."""

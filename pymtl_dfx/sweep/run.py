@@ -14,7 +14,7 @@ record is `{"error": "Type: message"}` and the other points go on."""
 
 from concurrent.futures import as_completed
 
-from ..perf.cli import report
+from ..perf.summary import record
 from ..perf.sampled import NotCached, StepCache, estimate, time_many, worker_pool
 
 
@@ -45,7 +45,7 @@ def latency( model, context, io=None, samples=4, cache_dir=None, jobs=1, cache=N
   if io:
     n_in, n_out = io
     res = estimate( model, n_in, n_out, samples, cache=cache, jobs=jobs, compute=compute )
-    gen = report( res, dfx, n_in, n_out )
+    gen = record( res, dfx, n_in, n_out )
     gen["breakdown"] = dict( per_op_class=gen["breakdown"]["per_op_class"],
                              per_stage=gen["breakdown"]["per_stage"] )
     out["generation"] = dict( n_in=n_in, n_out=n_out, **gen )

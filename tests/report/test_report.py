@@ -8,7 +8,7 @@ import pytest
 
 from pymtl_dfx.cli import main
 from pymtl_dfx.perf import sampled
-from pymtl_dfx.report import cli
+from pymtl_dfx.report.build import build
 from pymtl_dfx.report.plan import PAPER, Plan
 
 TINY = Plan(
@@ -25,7 +25,7 @@ TINY = Plan(
 def built( tmp_path_factory ):
   out = tmp_path_factory.mktemp( "report" )
   cache = sampled.StepCache( tmp_path_factory.mktemp( "cache" ) )
-  return out, cache, cli.build( str( out ), TINY, cache )
+  return out, cache, build( str( out ), TINY, cache )
 
 
 def test_every_file_is_written_whole( built ):
@@ -87,7 +87,7 @@ def test_a_rebuild_times_nothing( built, monkeypatch, tmp_path ):
   def no_timing( task ):
     raise AssertionError( "a cached step was timed again" )
   monkeypatch.setattr( sampled, "_time_one", no_timing )
-  cli.build( str( tmp_path ), TINY, cache )
+  build( str( tmp_path ), TINY, cache )
   assert ( tmp_path / "summary.md" ).exists()
 
 

@@ -1,0 +1,464 @@
+"""What every `dfx` command shares: the errors and exit codes, the signals
+that unwind as Ctrl-C, the argument types, the options several commands
+take (--set, --json, the step options), the config and model builders, the
+check of every output path, and the one progress display (tqdm)."""
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import time
+
+from ..files import describe_path
+from ..printable import shown
+
+
+# -- errors: one line each -------------------------------------------------------
+
+class UsageError( Exception ):
+  """The arguments are wrong (exit 2, as argparse's own usage errors)."""
+
+
+# What a user mistake or a bad file raises: the library's errors are
+# ValueError subclasses (ConfigError, CompileError, CheckpointError,
+# TokenizerError, ImageFormatError, WeightError, ...), files raise OSError,
+# NaN logits ArithmeticError.  Anything else is a bug and keeps its traceback.
+USER_ERRORS = ( ValueError, OSError, ArithmeticError, MemoryError )
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 130, 141
+
+
+# -- SIGTERM and SIGHUP: unwound as Ctrl-C ---------------------------------------------
+
+# The signals `timeout`, `kill`, CI cancellation and a closed terminal send,
+# and the word of main's one line for each.
+STOP_SIGNALS = { name: word for name, word in ( ( "SIGTERM", "terminated" ),
+                                                ( "SIGHUP", "hangup" ) )
+                 if hasattr( signal, name ) }
+
+
+class Terminated( KeyboardInterrupt ):
+  """SIGTERM or SIGHUP, raised where the program is so that it unwinds as
+  Ctrl-C does: every atomic write and temporary folder removes itself on the
+  way out (`except BaseException`), and generate's --json prints its
+  partial record.  main exits 128 + the signal's number."""
+
+  def __init__( s, signum ):
+    super().__init__( signum )
+    s.signum = signum
+    s.word = STOP_SIGNALS.get( signal.Signals( signum ).name, "terminated" )
+
+
+@contextlib.contextmanager
+def stop_signals_unwind():
+  """While the block runs, SIGTERM and SIGHUP raise Terminated.  A signal
+  that was ignored when the program started (nohup) stays ignored; a second
+  one while the first unwinds is ignored, so that the clean-up finishes; a
+  process forked meanwhile (perf's workers) still dies of it at once."""
+  pid = os.getpid()
+  old = {}
+
+  def handler( signum, frame ):
+    if os.getpid() != pid:
+      signal.signal( signum, signal.SIG_DFL )
+      os.kill( os.getpid(), signum )
+      return
+    for n in old:
+      signal.signal( n, signal.SIG_IGN )
+    raise Terminated( signum )
+
+  for name in STOP_SIGNALS:
+    n = getattr( signal, name )
+    try:
+      if signal.getsignal( n ) is signal.SIG_DFL:
+        old[ n ] = signal.signal( n, handler )
+    except ValueError:      # not the main thread: signals are not ours to take
+      break
+  try:
+    yield
+  finally:
+    for n, h in old.items():
+      signal.signal( n, h )
+
+
+# -- the options every command takes ------------------------------------------------
+
+def shared_options():
+  """The parent parser of every subcommand: a flag every command takes is
+  added here, once."""
+  p = argparse.ArgumentParser( add_help=False )
+  p.add_argument( "--debug", action="store_true",
+                  help="show the traceback of an error instead of one line" )
+  return p
+
+
+class Parser( argparse.ArgumentParser ):
+  """argparse that reports a usage error on one line (and exits 2); with
+  --json on the command line, also as a JSON error object on stdout."""
+
+  json_errors = False
+
+  def error( self, message ):
+    message = shown( message )
+    if Parser.json_errors:
+      json_error( self.prog, "usage", message, EXIT_USAGE )
+    self.exit( EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n" )
+
+
+def int_at_least( lo ):
+  def parse( text ):
+    try:
+      value = int( text )
+    except ValueError:
+      raise argparse.ArgumentTypeError( f"{text!r} is not an integer" ) from None
+    if value < lo:
+      raise argparse.ArgumentTypeError( f"{value} must be at least {lo}" )
+    return value
+  parse.__name__ = f"integer >= {lo}"
+  return parse
+
+
+positive = int_at_least( 1 )
+# numpy's seeded generators take no negative seed
+seed_type = int_at_least( 0 )
+
+
+def unit_levels( text ):
+  """'mpu=rtl,vpu=cl' -> {'mpu': 'rtl', 'vpu': 'cl'}, names checked against
+  the core's units and levels so that a typo is a usage error."""
+  from ..core.Core import CORE_LEVELS, UNIT_NAMES
+  out, bad = {}, []
+  for item in ( x.strip() for x in text.split( "," ) ):
+    unit, eq, level = ( p.strip() for p in item.partition( "=" ) )
+    if not item:
+      continue
+    if not eq or not unit or not level:
+      bad.append( f"{item!r} is not unit=level" )
+    elif unit not in UNIT_NAMES:
+      bad.append( f"{unit!r} is not a unit (units: {', '.join( UNIT_NAMES )})" )
+    elif level not in CORE_LEVELS:
+      bad.append( f"{unit}={level!r} is not a unit level (levels: {', '.join( CORE_LEVELS )})" )
+    elif unit in out and out[ unit ] != level:
+      bad.append( f"{unit} is given twice ({out[ unit ]}, {level})" )
+    else:
+      out[ unit ] = level
+  if bad or not out:
+    raise argparse.ArgumentTypeError( "; ".join( bad ) or f"{text!r} names no unit" )
+  return out
+
+
+def float_at_least_0( text ):
+  import math
+  try:
+    value = float( text )
+  except ValueError:
+    raise argparse.ArgumentTypeError( f"{text!r} is not a number" ) from None
+  if not math.isfinite( value ) or value < 0:
+    raise argparse.ArgumentTypeError( f"{text} must be a finite number >= 0" )
+  return value
+
+
+float_at_least_0.__name__ = "number >= 0"
+
+
+class Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter ):
+  """Defaults shown (not for flags and unset options), descriptions and
+  epilogs (the examples) kept as written.  A flag (nargs=0: store_true,
+  store_false, ...) has no default worth showing: --no-lint's "default:
+  True" would read as "skips the lint by default"."""
+
+  def _get_help_string( s, action ):
+    d = action.default
+    if ( action.nargs == 0 or d is None or d is False or d is argparse.SUPPRESS
+         or ( isinstance( d, list ) and not d ) ):
+      return action.help
+    return super()._get_help_string( action )
+
+
+def para( *paragraphs ):
+  """Descriptions under RawDescriptionHelpFormatter: each paragraph wrapped."""
+  import textwrap
+  return "\n\n".join( textwrap.fill( t, 79 ) for t in paragraphs )
+
+
+def presets_text():
+  from ..config import GPT2_PRESETS
+  return ", ".join( GPT2_PRESETS )
+
+
+JSON_HELP = "print one JSON object on stdout (errors too: {\"error\": ...}); no progress output"
+
+
+def add_json( p, help=JSON_HELP ):
+  p.add_argument( "--json", action="store_true", help=help )
+
+
+def add_set( p, help ):
+  """--set KEY=VALUE (repeatable): a DFXConfig field (`dfx_config`)."""
+  p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE", help=help )
+
+
+# -- timed steps: how they are computed and kept -------------------------------------
+
+# Steps of each kind that --samples times exactly unless told otherwise.
+SAMPLES = 4
+# Local processes timing steps unless --jobs says otherwise.
+DEFAULT_JOBS = os.cpu_count() or 1
+
+
+def add_step_options( p, jobs_default=DEFAULT_JOBS ):
+  """--jobs, --cache, --no-cache: how timed steps are computed and kept
+  (every command that times steps).  --cache and --no-cache exclude each
+  other.  `jobs_default=None` lets a command tell an explicit --jobs from
+  none (argparse's exclusive groups cannot: `--jobs 2` is the default on
+  2 CPUs); it then uses `DEFAULT_JOBS` itself."""
+  p.add_argument( "--jobs", type=positive, default=jobs_default,
+                  help=f"local processes timing steps, one per CPU (default: {DEFAULT_JOBS})" )
+  g = p.add_mutually_exclusive_group()
+  g.add_argument( "--cache", default=None, metavar="DIR",
+                  help="where timed steps are kept (default: $DFX_PERF_CACHE or "
+                       "~/.cache/pymtl_dfx/perf)" )
+  g.add_argument( "--no-cache", action="store_true", help="keep no timed steps" )
+
+
+def cache_dir( args ):
+  """The step cache's directory the step options ask for (None: no cache);
+  an empty --cache is kept so that the output check refuses it."""
+  from ..perf.sampled import default_cache_dir
+  if args.no_cache:
+    return None
+  return args.cache if args.cache is not None else str( default_cache_dir() )
+
+
+def step_cache( args ):
+  """The StepCache the step options ask for."""
+  from ..perf.sampled import StepCache
+  return StepCache( cache_dir( args ) )
+
+
+def announce_steps( prog, jobs, enabled ):
+  """on_start(tasks) for `sampled.time_many`: the estimate of timing them
+  (`bounds.perf_tasks`) on stderr when it is minutes or more."""
+  from ..bounds import perf_tasks
+  return lambda tasks: perf_tasks( prog, tasks, jobs, enabled )
+
+
+# -- the config and the model ------------------------------------------------------
+
+def dfx_config( args ):
+  """DFXConfig from --set and --cores; bad settings, and sizes past their
+  bound (`bounds`: the RTL core's too, for what translates it), are usage
+  errors."""
+  from ..bounds import check_dfx
+  from ..config import ConfigError, DFXConfig
+  try:
+    dfx = DFXConfig().with_overrides( args.set )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
+  set_cores = any( a.partition( "=" )[0].strip() == "cores" for a in args.set )
+  if args.cores is not None:
+    if set_cores and dfx.cores != args.cores:
+      raise UsageError( f"--cores {args.cores} and --set cores={dfx.cores} disagree" )
+    try:
+      dfx = dfx.replace( cores=args.cores )
+    except ConfigError as e:
+      raise UsageError( str( e ) ) from None
+  rtl = args.cmd == "verilog" or getattr( args, "level", None ) in ( "rtl", "verilog" )
+  try:
+    check_dfx( dfx, rtl=rtl )
+  except ConfigError as e:
+    raise UsageError( str( e ) ) from None
+  return dfx
+
+
+def model_dir( spec ):
+  """The checkpoint directory --model names, or None for a preset.
+
+  The one rule for a name that is both: a preset's bare name (`tiny`)
+  means the preset, whatever the current directory holds; a folder of that
+  name is spelled as a path (`./tiny`).  So a command means the same in
+  every directory.
+  """
+  from ..config import GPT2_PRESETS
+  if spec in GPT2_PRESETS:
+    return None
+  return spec if os.path.isdir( spec ) else None
+
+
+def model_config( spec ):
+  """The model's GPT2Config, without loading its weights; says on stderr
+  when a folder in the current directory has a preset's name (not used)."""
+  from ..config import GPT2_PRESETS, gpt2_preset
+  from ..gpt2.checkpoint import read_config
+  path = model_dir( spec )
+  if path is not None:
+    return read_config( path )
+  if spec in GPT2_PRESETS:
+    if os.path.isdir( spec ):
+      print( f"dfx: note: --model {spec} is the preset {spec!r}, not the folder "
+             f"{os.path.join( os.curdir, spec )} (write that path for the folder)",
+             file=sys.stderr )
+    return gpt2_preset( spec )
+  if os.path.lexists( spec ):    # a file, FIFO, device or broken symlink: say which
+    raise UsageError( f"--model {describe_path( spec )}; expected a checkpoint directory or "
+                      f"a preset ({', '.join( GPT2_PRESETS )})" )
+  raise UsageError( f"--model {spec!r} is neither a checkpoint directory nor a "
+                    f"preset ({', '.join( GPT2_PRESETS )})" )
+
+
+def load_weights( spec, cfg, seed ):
+  from ..gpt2 import load_checkpoint, random_weights
+  if model_dir( spec ) is not None:
+    w = load_checkpoint( spec )
+    if w.config != cfg:    # the directory changed under us
+      raise ValueError( f"{spec}: config.json changed while loading" )
+    return w
+  return random_weights( cfg, seed )
+
+
+def utf8_prompt( text, option="--prompt" ):
+  """`text` if it is UTF-8 text; a prompt typed in another encoding reaches
+  Python as lone surrogates, which no tokenizer can encode."""
+  try:
+    text.encode( "utf-8" )
+  except UnicodeEncodeError as e:
+    raise UsageError( f"{option} '{shown( text )}' is not UTF-8 text: byte "
+                      f"{shown( text[ e.start ] )} at character {e.start}" ) from None
+  return text
+
+
+def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
+  """Refuse a generation longer than the model's position table up front:
+  past n_positions, wpe has no row and the appliance would read whatever
+  memory follows it (tokens that look right and are not).  The hint names
+  the caller's options: `new` gives n_new, `prompt` gives n_prompt as a
+  count (perf's --in; None: a prompt of text or ids, to be shortened)."""
+  P = cfg.n_positions
+  if n_prompt + n_new <= P:
+    return
+  head = ( f"{n_prompt} prompt tokens + {n_new} new tokens = {n_prompt + n_new} positions, "
+           f"but model {cfg.name!r} has n_positions={P}" )
+  if n_prompt >= P:     # not even one new token fits: only the prompt can change
+    raise UsageError( f"{head}; the prompt alone fills them: use "
+                      + ( f"{prompt} <= {P - 1}" if prompt else
+                          f"a prompt of at most {P - 1} tokens" ) )
+  fixes = [ f"{new} <= {P - n_prompt}" ]
+  if P - n_new >= 1:
+    fixes.append( f"{prompt} <= {P - n_new}" if prompt else "a shorter prompt" )
+  raise UsageError( f"{head}; use {' or '.join( fixes )}" )
+
+
+# -- output paths --------------------------------------------------------------------
+
+def check_outputs( args ):
+  """Every path the command would write, checked before anything is loaded
+  or compiled (`outputs`: OutputPathError, one line naming the path and the
+  reason): --save-image (a file), --out of the commands that say it is a
+  directory (`out_kind`: "dir", or "empty dir") and the step cache
+  (directories), against the files the run reads."""
+  from .. import outputs
+  reads = outputs.model_reads( getattr( args, "model", None ) )
+  if getattr( args, "image", None ):
+    reads[ args.image ] = "--image"
+  if getattr( args, "save_image", None ) is not None:
+    outputs.check_file( args.save_image, "--save-image", reads )
+  kind = getattr( args, "out_kind", None )
+  if kind is not None and args.out is not None:
+    outputs.check_dir( args.out, "--out", reads, empty=kind == "empty dir" )
+  if hasattr( args, "cache" ):
+    where = cache_dir( args )
+    if where is not None:
+      outputs.check_dir( where, "--cache" if args.cache is not None else "the step cache",
+                         reads )
+
+
+# -- progress on stderr ---------------------------------------------------------------
+
+# Progress lines appear for anything slower than this, on a terminal only.
+SLOW_SECONDS = 2.0
+
+
+def _stderr_is_tty():
+  try:
+    return sys.stderr.isatty()
+  except ( AttributeError, ValueError ):
+    return False
+
+
+def stdout_is_tty():
+  try:
+    return sys.stdout.isatty()
+  except ( AttributeError, ValueError ):
+    return False
+
+
+class Progress:
+  """The one progress display of the long commands: a tqdm line on stderr,
+  only on a terminal and never with --json (`enabled`), and only once the
+  run has taken SLOW_SECONDS (`force`: a phase worth naming at once, such
+  as loading).  One line at a time: a new phase replaces the last one."""
+
+  # "dfx perf: timed step 3/18, note [00:42<03:30]"
+  COUNT = "{desc} {n_fmt}/{total_fmt}{postfix} [{elapsed}<{remaining}]"
+
+  def __init__( s, prog, enabled=True ):
+    s.prog, s.on = prog, enabled and _stderr_is_tty()
+    s.t0 = time.perf_counter()
+    s.bar = None
+
+  def elapsed( s ):
+    return time.perf_counter() - s.t0
+
+  def _shows( s, force=False ):
+    return s.on and ( force or s.elapsed() > SLOW_SECONDS )
+
+  def _phase( s, text, total=None, leave=False ):
+    desc = f"{s.prog}: {text}"
+    if s.bar is None or ( s.bar.desc, s.bar.total ) != ( desc, total ):
+      from tqdm import tqdm
+      s.clear()
+      # no monitor thread: perf forks workers while a bar is shown
+      tqdm.monitor_interval = 0
+      s.bar = tqdm( desc=desc, total=total, file=sys.stderr, leave=leave, disable=False,
+                    dynamic_ncols=True, bar_format=s.COUNT if total else "{desc}" )
+    return s.bar
+
+  def status( s, text, force=False ):
+    """A line saying what the run is doing now."""
+    if s._shows( force ):
+      s._phase( text ).refresh()
+
+  def count( s, what, k, n, note=None, leave=False ):
+    """`what k/n`, with its time so far and the time left; the last one
+    (k == n) stays on the screen if `leave`, else is cleared."""
+    if not s._shows():
+      return
+    bar = s._phase( what, n, leave )
+    if note is not None:
+      bar.set_postfix_str( note, refresh=False )
+    bar.n = k
+    bar.refresh()
+    if k == n:
+      s.clear()
+
+  def counter( s, what, leave=True ):
+    """on_done(k, n) for the library's loops (`count` of `what`)."""
+    return lambda k, n: s.count( what, k, n, leave=leave )
+
+  def clear( s ):
+    if s.bar is not None:
+      s.bar.close()
+      s.bar = None
+
+  def done( s, text ):
+    """The closing line of a slow run."""
+    s.clear()
+    if s._shows():
+      print( f"{s.prog}: {text}", file=sys.stderr, flush=True )
+
+
+def json_error( prog, kind, message, code ):
+  """The error as one JSON object on stdout (with --json)."""
+  import json
+  print( json.dumps( { "error": { "command": prog, "kind": kind, "message": message,
+                                  "exit_code": code } } ), flush=True )
