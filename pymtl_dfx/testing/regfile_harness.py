@@ -22,8 +22,9 @@ import numpy as np
 from pymtl3 import *
 
 from .. import numerics as N
-from ..compiler.tiling import band_width, ceil_div, to_stream
+from ..compiler.tiling import band_width, to_stream
 from ..isa import ComputeOp as C, PostOp, RouterOp, encode, make
+from ..lib.arith import ceil_div
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, done_by
 from .wide_ports import WidePortsRTL, connect_stream
