@@ -128,6 +128,11 @@ class PostOp(_Documented):
                   "(values unchanged)")
 
 
+# ComputeOp's VPU group properties, for the docs and the tests.
+VPU_GROUPS = ("is_unary", "is_binary", "is_elementwise", "is_reduction",
+              "is_max_reduction")
+
+
 # Which enum an opcode belongs to, by kind.
 OPCODES = {Kind.COMPUTE: ComputeOp, Kind.DMA: DmaOp, Kind.ROUTER: RouterOp}
 
