@@ -329,6 +329,23 @@ class DFXConfig:
     return min(self.d, MAX_MEM_WORD_BYTES // FP16_BYTES)
 
   @property
+  def entry_words(self) -> int:
+    """Memory words of one d-element register entry (whole words, see
+    mem_word_elems): a DMA transfer of vecs entries moves vecs *
+    entry_words words."""
+    return self.d // self.mem_word_elems
+
+  @property
+  def tile_words(self) -> int:
+    """Memory words of one d x l weight tile (l entries)."""
+    return self.l * self.entry_words
+
+  @property
+  def hbm_words(self) -> int:
+    """Memory words of HBM: its address space."""
+    return self.hbm_bytes // self.mem_word_bytes
+
+  @property
   def mem_word_bits(self) -> int:
     return self.mem_word_elems * FP16_BITS
 

@@ -18,7 +18,7 @@ import sys
 
 sys.path.insert( 0, str( pathlib.Path( __file__ ).resolve().parent.parent ) )
 
-from pymtl_dfx.compiler.tiling import ceil_div  # noqa: E402
+from pymtl_dfx.lib.arith import ceil_div  # noqa: E402
 from pymtl_dfx.config import DFXConfig  # noqa: E402
 from pymtl_dfx.isa import ComputeOp as C, make  # noqa: E402
 from pymtl_dfx.testing.regfile_harness import build_program, random_register_file, run_rfm  # noqa: E402

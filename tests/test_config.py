@@ -163,3 +163,13 @@ def test_every_cost_field_is_in_the_docs_table():
     assert name in rows, f"{name} has no row in docs/perf.md's cost table"
     assert float( rows[ name ].strip().replace( ",", "" ) ) == float( names[ name ] ), name
   assert set( rows ) == set( COST_FIELDS )
+
+
+@pytest.mark.parametrize( "d,l,word_elems,entry_words", [
+  ( 4, 2, 4, 1 ), ( 16, 8, 16, 1 ), ( 32, 8, 32, 1 ), ( 64, 64, 32, 2 ), ( 128, 16, 32, 4 ) ] )
+def test_derived_memory_sizes( d, l, word_elems, entry_words ):
+  c = DFXConfig( d=d, l=l )
+  assert ( c.mem_word_elems, c.entry_words ) == ( word_elems, entry_words )
+  assert c.entry_words * c.mem_word_elems == d          # an entry is whole words
+  assert c.tile_words == l * entry_words
+  assert c.hbm_words * c.mem_word_bytes == c.hbm_bytes

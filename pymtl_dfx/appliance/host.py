@@ -46,6 +46,7 @@ from ..core.Core import CORE_LEVELS, prepare_sim
 from ..funcsim.ApplianceFunc import ApplianceFunc
 from ..gpt2.decoding import decode_loop, greedy_token
 from ..isa import DmaOp as D, Kind, encode, format_inst, op_of
+from ..lib.arith import ceil_div
 from ..units.control.ControlUnitFL import UNITS, unit_of
 from ..units.control.footprint import footprint_of
 from ..units.dma.msgs import mk_dma_types
@@ -400,7 +401,7 @@ class Host:
     """Raise ProgramError if an instruction reaches past the register file
     or the modelled memories (which would alias, not fail)."""
     cfg = s.model.dfx
-    EW = cfg.d // cfg.mem_word_elems
+    EW = cfg.entry_words
     for pc, inst in enumerate( prog ):
       op, kind = op_of( inst ), Kind( int( inst.hdr.kind ) )
       fp = footprint_of( inst, op, kind, cfg.d, cfg.cores )
@@ -529,7 +530,7 @@ class Host:
     if s.level == "func":
       parts = [ ddr[ addr: ].reshape( -1 )[ :seg ] for _, ddr in s.model.images ]
     else:
-      parts = [ p[ :seg ] for p in s._read_ddr( addr, -( -seg // s.model.dfx.mem_word_elems ) ) ]
+      parts = [ p[ :seg ] for p in s._read_ddr( addr, ceil_div( seg, s.model.dfx.mem_word_elems ) ) ]
     return np.concatenate( parts )[ :s.model.gpt.vocab_size ].copy()
 
   def results( s ):
@@ -566,5 +567,5 @@ class Host:
 def _depth_for( words, channels ):
   """Rows per channel (a power of two) that hold the largest of `words`."""
   words = max( words )
-  rows = max( 2, -( -words // channels ) )
+  rows = max( 2, ceil_div( words, channels ) )
   return 1 << ( rows - 1 ).bit_length()

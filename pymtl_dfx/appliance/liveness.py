@@ -4,6 +4,7 @@ from its programs, and the report it gives when a step hits it.  The host
 clear error naming each core's stuck instruction, never a hang."""
 
 from ..isa import Kind, format_inst, op_of
+from ..lib.arith import ceil_div
 from ..units.control.ControlUnitFL import UNITS
 
 
@@ -28,13 +29,13 @@ def cycle_limit( cfg, specs, progs ):
     for inst in prog:
       kind, op = Kind( int( inst.hdr.kind ) ), op_of( inst )
       if kind == Kind.DMA:
-        n += int( inst.vecs ) * cfg.d // cfg.mem_word_elems
+        n += int( inst.vecs ) * cfg.entry_words
       elif kind == Kind.ROUTER:
         n += cfg.cores * int( inst.len ) // cfg.router_words + cfg.cores * lat
       elif op.on_vpu:
-        n += -( -int( inst.len ) // cfg.d )
+        n += ceil_div( int( inst.len ), cfg.d )
       else:
-        n += -( -int( inst.rows ) // cfg.d ) * -( -int( inst.cols ) // cfg.l )
+        n += ceil_div( int( inst.rows ), cfg.d ) * ceil_div( int( inst.cols ), cfg.l )
     work = max( work, item * n + ( 2 * lat + pipe + 100 ) * len( prog ) )
   return work + 10_000
 

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
-from .tiling import ceil_div
+from ..lib.arith import ceil_div
 
 
 class StepEmitter:

@@ -3,6 +3,7 @@
 import numpy as np
 
 from .. import numerics
+from ..lib.arith import ceil_div
 from .partition import Partition
 from .tiling import to_grid
 
@@ -34,7 +35,7 @@ class _Image:
   def put( s, addr, values ):
     E = s.mem.shape[1]
     flat = np.asarray( values, F16 ).reshape( -1 )
-    n_words = -( -flat.size // E )
+    n_words = ceil_div( flat.size, E )
     buf = np.zeros( n_words * E, F16 )
     buf[ :flat.size ] = flat
     s.mem[ addr: addr + n_words ] = buf.reshape( n_words, E )
@@ -42,7 +43,7 @@ class _Image:
 
 def _rows_padded( m, d ):
   """Each row padded to a whole number of d-element vectors."""
-  width = -( -m.shape[1] // d ) * d
+  width = ceil_div( m.shape[1], d ) * d
   out = np.zeros( ( m.shape[0], width ), F16 )
   out[ :, :m.shape[1] ] = m
   return out

@@ -25,7 +25,8 @@ DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
 
 from ..config import DFXConfig, GPT2Config
 from .partition import Partition
-from .tiling import band_width, ceil_div, stream_vectors
+from ..lib.arith import ceil_div
+from .tiling import band_width, stream_vectors
 
 
 class Allocator:
@@ -43,7 +44,7 @@ class Allocator:
 
 
 def words_of_vectors( n_vectors, dfx ):
-  return n_vectors * ( dfx.d // dfx.mem_word_elems )
+  return n_vectors * dfx.entry_words
 
 
 def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = None ):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..config import DFXConfig, GPT2Config
 from .limits import CompileError, shape_errors
-from .tiling import ceil_div
+from ..lib.arith import ceil_div
 
 
 def round_up( n, m ):

@@ -27,11 +27,9 @@ import functools
 
 import numpy as np
 
+from ..lib.arith import ceil_div
+
 F16 = np.float16
-
-
-def ceil_div( a, b ):
-  return -( -a // b )
 
 
 def band_width( cols, l, psum_entries ):

@@ -18,6 +18,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from ..units.control.decode_cache import decoded
 from ..units.control.msgs import DoneMsg, InstMsg
 from ..config import FP16_BITS
+from ..lib.arith import ceil_div
 from ..units.router.msgs import mk_ring_packet
 
 F16 = np.float16
@@ -90,7 +91,7 @@ class RouterFunc( Component ):
         n = int( inst.len )
         s.active = ( int( inst.rf ), n )
         s.outgoing.extend( packets( int( inst.rf ), n ) if cores > 1 else [] )
-        s.expected = ( cores - 1 ) * -( -n // W )
+        s.expected = ( cores - 1 ) * ceil_div( n, W )
       if s.active is not None and s.expected == 0 and not s.outgoing:
         s.active = None
         s.done_pending = True

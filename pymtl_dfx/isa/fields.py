@@ -83,7 +83,7 @@ VECS   = Role("vecs", VECS_BITS, "VECS_BITS", "int",
                        "transfer)")
 EXT    = Role("ext", EXT_BITS, "EXT_BITS", "addr",
               "memory words of HBM or DDR (DFXConfig.mem_word_bytes)",
-              need=lambda c: c.hbm_bytes // c.mem_word_bytes - 1,
+              need=lambda c: c.hbm_words - 1,
               need_doc="hbm_bytes / mem_word_bytes - 1 (the last word "
                        "of HBM)")
 POS    = Role("pos", POS_BITS, "POS_BITS", "int", "token position")

@@ -107,7 +107,15 @@ class RouterInst:
 FORMATS = (MatrixInst, VectorInst, DmaInst, RouterInst)
 HEADER_LO = INST_BITS - Header.nbits
 
-_BINARY = {ComputeOp.ADD, ComputeOp.SUB, ComputeOp.MUL}
+
+def op_mask(prop):
+  """An elaboration-time constant with bit op set for each ComputeOp with
+  property `prop` ("is_binary", ...): RTL tests the group as mask[op], which
+  translates, so the hardware derives its groups from the enum too."""
+  nbits = Header.__bitstruct_fields__["op"].nbits
+  return mk_bits(1 << nbits)(sum(1 << int(op) for op in ComputeOp.group(prop)))
+
+_BINARY = set(ComputeOp.group("is_binary"))
 
 # Fields that only some opcodes of a format use; the others must leave them
 # 0 (so every valid word has one text form).  Every other field is used by

@@ -68,6 +68,40 @@ class ComputeOp(_Documented):
   def on_vpu(self) -> bool:
     return bool(self.value & VPU_BIT)
 
+  # The VPU's opcode groups, defined here once: which operand streams an op
+  # takes and how many results it writes.  The models, the footprint, the
+  # format's field rules and the RTL's constant masks all derive from these.
+  @property
+  def is_binary(self) -> bool:
+    """A VPU op with a second operand: src2 (or src2[0] with bcast)."""
+    return self in (ComputeOp.ADD, ComputeOp.SUB, ComputeOp.MUL)
+
+  @property
+  def is_reduction(self) -> bool:
+    """A VPU op that reduces src1[0:len] to one result, dst[0]."""
+    return self in (ComputeOp.ACCUM, ComputeOp.REDMAX, ComputeOp.REDMAXABS)
+
+  @property
+  def is_max_reduction(self) -> bool:
+    """A reduction through the max tree (the others sum)."""
+    return self in (ComputeOp.REDMAX, ComputeOp.REDMAXABS)
+
+  @property
+  def is_unary(self) -> bool:
+    """A VPU op of src1 alone, element by element."""
+    return self.on_vpu and not (self.is_binary or self.is_reduction)
+
+  @property
+  def is_elementwise(self) -> bool:
+    """A VPU op with one result per element (unary or binary)."""
+    return self.on_vpu and not self.is_reduction
+
+  @classmethod
+  def group(cls, prop: str) -> tuple:
+    """The members with property `prop` (e.g. "is_binary"), in value order:
+    a group as one constant, for sampling, sets and the RTL's masks."""
+    return tuple(op for op in cls if getattr(op, prop))
+
 
 class DmaOp(_Documented):
   HBM_READ  = 0x0, ("HBM -> register file, or with mpu -> the MPU weight "
@@ -92,6 +126,11 @@ class PostOp(_Documented):
                   "dst+1 on")
   VECTORIZE = 3, ("lane outputs regrouped into d-element vectors "
                   "(values unchanged)")
+
+
+# ComputeOp's VPU group properties, for the docs and the tests.
+VPU_GROUPS = ("is_unary", "is_binary", "is_elementwise", "is_reduction",
+              "is_max_reduction")
 
 
 # Which enum an opcode belongs to, by kind.

@@ -23,6 +23,7 @@ numpy float16 arithmetic and much faster.
 
 import numpy as np
 
+from ..lib.arith import ceil_div
 from .fp16 import CANONICAL_NAN, F16, F32, canonical, from_bits, order_key
 
 
@@ -65,7 +66,7 @@ def _chunked(x32, d, axis=0, pad_value=0.0):
   """Pad `axis` to a multiple of d and split it into [chunks, d, ...]."""
   x32 = np.moveaxis(x32, axis, 0)
   n = x32.shape[0]
-  n_chunks = max(1, -(-n // d))
+  n_chunks = max(1, ceil_div(n, d))
   pad = n_chunks * d - n
   if pad:
     x32 = np.concatenate(

@@ -25,6 +25,7 @@ from ..core.Core import Core, prepare_sim, resolve_levels
 from ..gpt2 import random_weights
 from ..isa import assemble, encode
 from ..isa.asm import format_inst
+from ..lib.arith import ceil_div
 from ..units.control.msgs import InstMsg
 from ..units.memory.msgs import write_requests
 
@@ -84,11 +85,11 @@ def layer_program():
   n = GPT.n_embd // cm.dfx.d
   addr = cm.layout["ddr"]["regions"]["logits"]
   prog += assemble( f"ddr_write v{resid}, {addr}, vecs={n}" )
-  return prog, ( addr, n * cm.dfx.d // cm.dfx.mem_word_elems )
+  return prog, ( addr, n * cm.dfx.entry_words )
 
 
 def _depth( words, channels ):
-  rows = max( 2, -( -words // channels ) )
+  rows = max( 2, ceil_div( words, channels ) )
   return 1 << ( rows - 1 ).bit_length()
 
 

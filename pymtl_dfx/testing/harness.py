@@ -10,7 +10,7 @@ from pymtl3 import *
 from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
 
 from . import verilator5
-from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .src_sink import CheckSinkRTL, DelaySourceRTL, received
 from .wide_ports import WidePortsRTL, connect_stream
 
 verilator5.apply()
@@ -79,8 +79,7 @@ def run_stream_test( dut, sources, sinks, level, cmdline_opts=None,
           or 1000 + 50 * ( max_delay + 1 ) * n_msgs
   cycles = run_until_done(
     th, limit, f"{type( dut ).__name__} at {level}",
-    lambda: "received " + ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
-                                     for p, x in th.sinks.items() ) )
+    lambda: "received " + received( th.sinks ) )
   return StreamTestResult( cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() } )
 
 

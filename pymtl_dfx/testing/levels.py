@@ -28,3 +28,17 @@ def python_rtl( level, cmdline_opts ):
   Verilator under --test-verilog."""
   opts = cmdline_opts or {}
   return level == "rtl" and not ( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )
+
+
+def run_matching_cl( level, cmdline_opts, run, key=lambda r: r, cl_run=None,
+                     why="CL and RTL differ" ):
+  """`run( level, cmdline_opts )`, and at rtl (pymtl3's simulation or, with
+  --test-verilog, Verilator) also `run( "cl", {} )` (or `cl_run`), asserting
+  `key` of both equal: the CL model's timing is the RTL's, cycle for cycle.
+  `key` picks what is compared (e.g. arrival cycles, or (cycles, arrivals));
+  returns the first run's result."""
+  r = run( level, cmdline_opts )
+  if level == "rtl":
+    cl = ( cl_run or run )( "cl", {} )
+    assert key( r ) == key( cl ), why
+  return r

@@ -16,7 +16,7 @@ import random
 from pymtl3 import *
 
 from .harness import _plain_opts, elaborate_for, run_until_done
-from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .src_sink import CheckSinkRTL, DelaySourceRTL, received
 from .with_memories import MODELS
 from ..units.memory.ports import mk_host_types
 
@@ -89,9 +89,8 @@ def run_memory( level, spec, depth, host, dma, cmdline_opts=None, max_delay=0, s
   n = sum( len( p ) for p in host ) + sum( len( d ) for d in dma )
   limit = 2000 + ( spec.latency + 10 ) * ( max_delay + 2 ) * n
   run_until_done( th, limit, f"{spec.name} memory at {level}",
-                  lambda: f"host {len( th.host_sink.arrivals )}/{len( th.host_sink.expected )}, "
-                          + ", ".join( f"ch{c} {len( k.arrivals )}/{len( k.expected )}"
-                                       for c, k in enumerate( th.sinks ) ) )
+                  lambda: received( { "host": th.host_sink,
+                                      **{ f"ch{c}": k for c, k in enumerate( th.sinks ) } } ) )
   return MemoryRun( th )
 
 

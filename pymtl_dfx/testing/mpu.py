@@ -11,6 +11,7 @@ import numpy as np
 from .. import numerics as N
 from ..isa import ComputeOp as C, PostOp
 from ..isa.codec import fp16_bits
+from ..lib.arith import ceil_div
 from ..units.mpu.MPUCL import MPUCL
 from ..units.mpu.MPUFL import MPUFL
 from ..units.mpu.MPURTL import MPURTL
@@ -34,7 +35,7 @@ def random_matrix_inst( rng, cfg, op, post, rows=None, cols=None ):
   d, l = cfg.d, cfg.l
   rows = rows or int( rng.integers( 1, 3 * d + 2 ) )
   cols = cols or int( rng.integers( 1, 4 * l + 2 ) )
-  x = ( rng.standard_normal( -( -rows // d ) * d ) * 2 ).astype( F16 )
+  x = ( rng.standard_normal( ceil_div( rows, d ) * d ) * 2 ).astype( F16 )
   x[ rows: ] = N.from_bits( rng.choice( np.array( EDGE_BITS, np.uint16 ), x.size - rows ) )
   w = rng.standard_normal( ( rows, cols ) ).astype( F16 )
   edge = rng.random( ( rows, cols ) ) < 0.01

@@ -76,6 +76,7 @@ from hypothesis import strategies as st
 
 from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
+from ..lib.arith import ceil_div
 from ..units.dma.msgs import mk_dma_types
 from ..units.memory.msgs import array_to_words, words_to_array, write_requests
 from .core_mixing import DEPTHS, dfx_config
@@ -85,8 +86,8 @@ CFG = dfx_config( 1 )
 HBM_WORDS = DEPTHS["hbm_depth"] * CFG.hbm_channels
 DDR_WORDS = DEPTHS["ddr_depth"] * CFG.ddr_channels
 WORD_ELEMS = CFG.mem_word_elems
-EW = CFG.d // WORD_ELEMS            # words per register entry
-TW = CFG.l * EW                     # words per d x l tile
+EW = CFG.entry_words                # words per register entry
+TW = CFG.tile_words                 # words per d x l tile
 FIFO_TILES = CFG.weight_fifo_entries
 X_ENTRIES = CFG.mreg_entries // 2   # x buffer: a matrix op's ceil(rows/d)
 GUARD = 2                           # words read back either side of a written region
@@ -96,9 +97,9 @@ GUARD = 2                           # words read back either side of a written r
 # transfer's vectors
 SIZES = dict( window=( 8, 48 ), vec_entries=8, tiles=24, col_tiles=20, dma_vecs=6 )
 
-UNARY = ( C.LOAD, C.STORE, C.RECIP, C.RSQRT, C.EXP, C.INVPOW2 )
-REDUCE = ( C.ACCUM, C.REDMAX, C.REDMAXABS )
-BINARY = ( C.ADD, C.SUB, C.MUL )
+UNARY = C.group( "is_unary" )
+REDUCE = C.group( "is_reduction" )
+BINARY = C.group( "is_binary" )
 MATRIX = ( C.CONV1D, C.MM, C.MASKEDMM )
 
 # FP16 bit patterns mixed into the memories
@@ -113,10 +114,6 @@ EDGE_BITS = np.array( [
   0x7e00, 0xfe00, 0x7c01, 0x7fff,   # quiet / signalling NaNs
   0x3c00, 0xbc00,                   # +-1
 ], np.uint16 )
-
-
-def ceil_div( a, b ):
-  return -( -a // b )
 
 
 # -- a program ------------------------------------------------------------------

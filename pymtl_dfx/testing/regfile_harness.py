@@ -22,10 +22,11 @@ import numpy as np
 from pymtl3 import *
 
 from .. import numerics as N
-from ..compiler.tiling import band_width, ceil_div, to_stream
+from ..compiler.tiling import band_width, to_stream
 from ..isa import ComputeOp as C, PostOp, RouterOp, encode, make
+from ..lib.arith import ceil_div
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
-from .src_sink import CheckSinkRTL, DelaySourceRTL, done_by
+from .src_sink import CheckSinkRTL, DelaySourceRTL, done_by, received
 from .wide_ports import WidePortsRTL, connect_stream
 from ..units.control.msgs import DoneMsg, InstMsg
 from ..units.dma.msgs import VregT
@@ -274,6 +275,5 @@ def run_rfm( dut, prog, level, cmdline_opts=None, max_delay=0, seed=0, line_trac
            sum( len( m ) for _, m in prog.sources.values() )
   cycles = run_until_done(
     th, 1000 + 20 * ( max_delay + 1 ) * n_msgs, f"{type( dut ).__name__} at {level}",
-    lambda: "received " + ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
-                                     for p, x in th.sinks.items() ) )
+    lambda: "received " + received( th.sinks ) )
   return RFMResult( cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() } )

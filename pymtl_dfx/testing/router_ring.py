@@ -11,13 +11,11 @@ that rf_wr sinks accept their messages in any order (the ring's order
 depends on timing) and record them with their arrival cycles.
 """
 
-import random
-
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
-from .src_sink import CheckSinkRTL, DelaySourceRTL
+from .src_sink import CheckSinkRTL, DelaySourceRTL, RecordSinkRTL, received
 from .wide_ports import WidePortsRTL, connect_stream
 from ..units.router.LinkRTL import LinkCL, LinkRTL
 from ..units.router.RouterCL import RouterCL
@@ -31,10 +29,6 @@ MODELS = {
   "rtl": ( RouterRTL, LinkRTL ),
 }
 
-
-
-def _clone( msg ):
-  return msg.clone()
 
 class RouterRing( Component ):
 
@@ -57,43 +51,6 @@ class RouterRing( Component ):
 
   def line_trace( s ):
     return " | ".join( f"{r.line_trace()}{l.line_trace()}" for r, l in zip( s.routers, s.links ) )
-
-
-class RecordSinkRTL( Component ):
-  """Takes `count` messages in any order after random delays; records each
-  message and its arrival cycle."""
-
-  def construct( s, Type, count, max_delay=0, seed=1 ):
-    s.recv = RecvIfcRTL( Type )
-    s.count = count
-    rng = random.Random( seed )
-    s.delays = [ rng.randint( 0, max_delay ) for _ in range( count ) ]
-    s.msgs, s.arrivals = [], []
-    s.cycle = s.wait = 0
-
-    @update_ff
-    def up_record_sink():
-      if s.reset:
-        s.cycle, s.msgs, s.arrivals = 0, [], []
-        s.wait = s.delays[0] if s.delays else 0
-        s.recv.rdy <<= 0
-        return
-      s.cycle += 1
-      if s.recv.val & s.recv.rdy:
-        if len( s.msgs ) >= s.count:
-          raise AssertionError( f"{s}: more than the {s.count} expected messages" )
-        s.msgs.append( _clone( s.recv.msg ) )
-        s.arrivals.append( s.cycle )
-        i = len( s.msgs )
-        s.wait = s.delays[i] if i < s.count else 0
-      if s.wait > 0:
-        s.wait -= 1
-        s.recv.rdy <<= 0
-      else:
-        s.recv.rdy <<= len( s.msgs ) < s.count
-
-  def done( s ):
-    return len( s.msgs ) >= s.count
 
 
 class _RingHarness( Component ):
@@ -151,13 +108,12 @@ def run_ring( level, cfg, rfs, syncs, cmdline_opts=None, max_delay=0, seed=0,
                                         max_delay, seed + 102 + 2 * i )
   th = elaborate_for( _RingHarness( dut, sources, sinks, max_delay, seed ), level, opts,
                       line_trace )
-  n_msgs = sum( len( m ) for _, m in sources.values() ) + sum( x.count if hasattr( x, "count" )
-                                                              else len( x.expected ) for x in sinks.values() )
+  n_msgs = sum( len( m ) for _, m in sources.values() ) + sum( len( x.expected ) for x in sinks.values() )
   limit = max_cycles or 2000 + 20 * ( max_delay + 1 ) * n_msgs + 4 * cores * cfg.ring_latency_cycles * len( syncs )
   cycles = run_until_done(
     th, limit, f"ring of {cores} at {level}",
-    lambda: ", ".join( f"{p}: {len( x.arrivals )}" for p, x in sorted( th.sinks.items() ) ) )
-  writes = [ list( th.sinks[ f"rf_wr{i}" ].msgs ) for i in range( cores ) ]
+    lambda: received( dict( sorted( th.sinks.items() ) ) ) )
+  writes = [ list( th.sinks[ f"rf_wr{i}" ].got ) for i in range( cores ) ]
   for rf, msgs in zip( rfs, writes ):
     apply_writes( rf, msgs )
   return RingResult( cycles, writes, { p: list( x.arrivals ) for p, x in th.sinks.items() } )

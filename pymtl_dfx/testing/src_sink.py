@@ -2,7 +2,10 @@
 
 Like pymtl3's `SourceRTL`/`SinkRTL`, but each message waits a random number
 of cycles (seeded, so a failure reproduces) and the sink records the cycle
-each message arrived, which tests use for latency and CL==RTL checks.
+each message arrived, which tests use for latency and CL==RTL checks.  The
+one sink either checks its messages in order or, where the order depends on
+timing (a ring's writes), only records them (`RecordSinkRTL`); `received`
+formats what the sinks took so far, for a stuck run's report.
 """
 
 import random
@@ -13,6 +16,12 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 class StreamSinkError( AssertionError ):
   pass
+
+
+def _clone( msg ):
+  # outside the update block: pymtl3's elaboration checks the fields a
+  # block reads, and a Bits port has no declared `clone`
+  return msg.clone()
 
 
 class DelaySourceRTL( Component ):
@@ -63,11 +72,16 @@ class DelaySourceRTL( Component ):
 
 class CheckSinkRTL( Component ):
 
-  def construct( s, Type, msgs, max_delay=0, seed=1, describe=str, strict=False ):
+  def construct( s, Type, msgs, max_delay=0, seed=1, describe=str, strict=False,
+                 check=True ):
     """strict: stay ready after the last expected message, so a message the
-    DUT should never send fails the test instead of waiting unseen."""
+    DUT should never send fails the test instead of waiting unseen.
+    check=False: take len(msgs) messages whatever they are and keep copies
+    in `got` (in arrival order) for the test to inspect."""
     s.recv = RecvIfcRTL( Type )
     s.expected = list( msgs )
+    s.check = check
+    s.got = []
     rng = random.Random( seed )
     s.delays = [ rng.randint( 0, max_delay ) for _ in s.expected ]
     s.arrivals = []
@@ -78,7 +92,7 @@ class CheckSinkRTL( Component ):
     def up_sink():
       if s.reset:
         s.cycle = 0
-        s.arrivals = []
+        s.arrivals, s.got = [], []
         s.wait = s.delays[0] if s.delays else 0
         s.recv.rdy <<= 0
         return
@@ -87,7 +101,9 @@ class CheckSinkRTL( Component ):
         i = len( s.arrivals )
         if i >= len( s.expected ):
           raise StreamSinkError( f"{s}: unexpected message #{i}: {describe(s.recv.msg)}" )
-        if s.recv.msg != s.expected[i]:
+        if not s.check:
+          s.got.append( _clone( s.recv.msg ) )   # the port's value object is reused
+        elif s.recv.msg != s.expected[i]:
           raise StreamSinkError(
             f"{s}: message #{i} is wrong\n"
             f"  expected {describe(s.expected[i])}\n"
@@ -105,6 +121,18 @@ class CheckSinkRTL( Component ):
 
   def line_trace( s ):
     return f"{s.recv}"
+
+
+def RecordSinkRTL( Type, count, max_delay=0, seed=1 ):
+  """A sink that takes `count` messages of any value after random delays and
+  keeps them in `got` with their arrival cycles."""
+  return CheckSinkRTL( Type, [ None ] * count, max_delay, seed, check=False )
+
+
+def received( sinks ):
+  """What each sink of {port: sink} has taken of what it expects, e.g.
+  "out: 3/8, done: 0/1"."""
+  return ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}" for p, x in sinks.items() )
 
 
 def done_by( part, cycle ):

@@ -41,6 +41,7 @@ from pymtl_dfx.compiler.build import plan
 from pymtl_dfx.compiler.emit import StepEmitter
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.isa import DmaOp as D, Kind, decode, encode, format_inst
+from pymtl_dfx.lib.arith import ceil_div
 from pymtl_dfx.units.control.ControlUnitCL import ControlUnitCL, stall_reasons
 from pymtl_dfx.units.control.ControlUnitFL import UNITS
 from pymtl_dfx.units.control.decode_cache import decoded
@@ -51,10 +52,6 @@ MAX_DELAY = 4         # a unit's random latency, cycles
 SYNC_DELAY = 16        # a sync's random latency (the ring), cycles
 MAX_BURST = 8         # tiles one side of the FIFO moves per cycle, at most
 STALL_WINDOW = 4 * SYNC_DELAY   # no progress for this long: stuck
-
-
-def ceil_div( a, b ):
-  return -( -a // b )
 
 
 def fifo_tiles( cfg ):
@@ -347,7 +344,7 @@ def test_a_split_weight_read_deadlocks():
   assert int( first.vecs ) // dfx.l > k
   first.vecs = type( first.vecs )( k * dfx.l )
   rest.vecs = type( rest.vecs )( int( rest.vecs ) - k * dfx.l )
-  rest.addr = type( rest.addr )( int( rest.addr ) + k * dfx.l * dfx.d // dfx.mem_word_elems )
+  rest.addr = type( rest.addr )( int( rest.addr ) + k * dfx.tile_words )
   split = words[:pc] + [ encode( first ), encode( rest ) ] + words[ pc + 1: ]
   weight_check( split, dfx )
   with pytest.raises( Stuck, match=rf"stuck at pc {pc + 1} \(hbm_read mpu.*dma not ready" ):

@@ -10,7 +10,7 @@ from pymtl3 import *
 
 from ...isa import ComputeOp as C, DmaOp as D, Kind, PostOp
 from ...isa.formats import (DmaInst, MatrixInst, RouterInst, VectorInst,
-                            layout)
+                            layout, op_mask)
 from ...isa.fields import ELEMS_BITS
 from .footprint import count_bits
 from .msgs import InstMsg
@@ -90,12 +90,11 @@ class FootprintRTL( Component ):
     s.binary = Wire()
     s.reduction = Wire()
 
-    OP_ADD = int( C.ADD )
-    OP_SUB = int( C.SUB )
-    OP_MUL = int( C.MUL )
-    OP_ACCUM = int( C.ACCUM )
-    OP_REDMAX = int( C.REDMAX )
-    OP_REDMAXABS = int( C.REDMAXABS )
+    # the groups as constant masks indexed by the opcode (translatable)
+    s.binary_ops = Wire( op_mask( "is_binary" ).nbits )
+    s.reduction_ops = Wire( op_mask( "is_reduction" ).nbits )
+    s.binary_ops //= op_mask( "is_binary" )
+    s.reduction_ops //= op_mask( "is_reduction" )
     OP_CONV1D = int( C.CONV1D )
     POST_REDMAX = int( PostOp.REDMAX )
     OP_HBM_READ = int( D.HBM_READ )
@@ -110,9 +109,8 @@ class FootprintRTL( Component ):
       s.n_vec  @= trunc( ( zext( s.f_vlen, M ) + M( DM1 ) ) >> LOG, CB )
       s.n_sync @= trunc( ( zext( s.f_rlen, M ) * M( CORES ) + M( DM1 ) ) >> LOG, CB )
       s.is_vpu @= s.f_op[4]
-      s.binary @= ( s.f_op == OP_ADD ) | ( s.f_op == OP_SUB ) | ( s.f_op == OP_MUL )
-      s.reduction @= ( s.f_op == OP_ACCUM ) | ( s.f_op == OP_REDMAX ) | \
-                     ( s.f_op == OP_REDMAXABS )
+      s.binary @= s.binary_ops[ s.f_op ]
+      s.reduction @= s.reduction_ops[ s.f_op ]
 
     @update
     def up_fp_ranges():

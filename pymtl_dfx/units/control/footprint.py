@@ -29,17 +29,11 @@ from dataclasses import dataclass
 
 from ...isa import ComputeOp as C, DmaOp as D, Kind, PostOp
 from ...isa.fields import ELEMS_BITS, VECS_BITS, VREG_BITS
+from ...lib.arith import ceil_div
 from .decode_cache import decoded
 
 NREADS = 2
 BASE_BITS = VREG_BITS
-
-REDUCTIONS = ( C.ACCUM, C.REDMAX, C.REDMAXABS )
-BINARY = ( C.ADD, C.SUB, C.MUL )
-
-
-def ceil_div( n, d ):
-  return -( -n // d )
 
 
 def count_bits( cfg ):
@@ -96,9 +90,9 @@ def footprint_of( inst, op, kind, d, cores=1 ):
   elif kind == Kind.COMPUTE:
     n = ceil_div( int( inst.len ), d )
     r0 = Range( int( inst.src1 ), n )
-    if op in BINARY:
+    if op.is_binary:
       r1 = Range( int( inst.src2 ), 1 if int( inst.bcast ) else n )
-    w = Range( int( inst.dst ), 1 if op in REDUCTIONS else n )
+    w = Range( int( inst.dst ), 1 if op.is_reduction else n )
   elif kind == Kind.DMA:
     rng = Range( int( inst.rf ), int( inst.vecs ) )
     if op == D.HBM_READ and int( inst.mpu ):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...compiler.tiling import GridError, grid_to_stream, read_grid
 from ...isa import DmaOp as D
+from ...lib.arith import ceil_div
 
 F16 = np.float16
 
@@ -78,7 +79,7 @@ def dma_op( op, inst, rf, hbm, ddr, l, psum_entries=None ):
       rf.read_entries( reg, vecs ).reshape( n_words, word_elems )
   elif op == D.HBM_WRITE:
     v = rf.read( reg, vecs * d )
-    n_ct = -( -v.size // l )
+    n_ct = ceil_div( v.size, l )
     r, i = divmod( int( inst.pos ), d )
     c, j = np.divmod( np.arange( v.size ), l )
     vec_index = ( r * n_ct + c ) * l + j

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ...config import FP16_BITS
 from ...isa import DmaOp as D
+from ...lib.arith import ceil_div
 from ..memory.msgs import memory_spec
 from ...compiler.tiling import GridError
 from .msgs import DMAConfigError
@@ -59,9 +60,7 @@ class DmaGeometry:
 
 
 def geometry( cfg ):
-  E = cfg.mem_word_elems
-  EW = cfg.d // E
-  return DmaGeometry( cfg.d, cfg.l, EW, cfg.l * EW, E )
+  return DmaGeometry( cfg.d, cfg.l, cfg.entry_words, cfg.tile_words, cfg.mem_word_elems )
 
 
 def is_ddr( op ):
@@ -86,20 +85,19 @@ def join_elems( elems ):
 def tr_base_vector( cfg, vecs, pos ):
   """First vector of the region a transposed write of token `pos` touches."""
   n = vecs * cfg.d
-  return ( pos // cfg.d ) * ( -( -n // cfg.l ) * cfg.l )
+  return ( pos // cfg.d ) * ( ceil_div( n, cfg.l ) * cfg.l )
 
 
 def tr_word0( cfg, addr, vecs, pos ):
   """Word of element 0 of a transposed write; element e is e*EW words on."""
-  E = cfg.mem_word_elems
-  return addr + tr_base_vector( cfg, vecs, pos ) * ( cfg.d // E ) + ( pos % cfg.d ) // E
+  return addr + tr_base_vector( cfg, vecs, pos ) * cfg.entry_words + ( pos % cfg.d ) // cfg.mem_word_elems
 
 
 def check_inst( cfg, op, inst ):
   """The errors the hardware does not check (it assumes a valid program):
   raised by FL and CL with what is wrong."""
   addr, vecs = int( inst.addr ), int( inst.vecs )
-  EW = cfg.d // cfg.mem_word_elems
+  EW = cfg.entry_words
   spec = memory_spec( cfg, "ddr" if is_ddr( op ) else "hbm" )
   try:
     if op == D.HBM_READ and inst.mpu:

@@ -22,6 +22,7 @@ from pymtl3 import *
 
 from ...config import FP16_BITS, DFXConfig
 from ...isa.fields import EXT_BITS
+from ...lib.arith import ceil_div
 
 
 def word_type( elems ):
@@ -80,7 +81,7 @@ def row_of( addr, channels ):
 @functools.lru_cache( maxsize=None )
 def row_bits( words, channels ):
   """Row address width of a memory of `words` words in `channels` channels."""
-  return max( 1, ( -( -words // channels ) - 1 ).bit_length() )
+  return max( 1, ( ceil_div( words, channels ) - 1 ).bit_length() )
 
 
 @dataclass( frozen=True )
@@ -120,7 +121,7 @@ def memory_spec( cfg: DFXConfig, name ):
   if name == "hbm":
     spec = MemorySpec( "HBM", cfg.hbm_channels, cfg.hbm_words_per_channel_cycle,
                        cfg.hbm_latency_cycles, cfg.mem_outstanding,
-                       cfg.hbm_bytes // cfg.mem_word_bytes, cfg.mem_word_elems )
+                       cfg.hbm_words, cfg.mem_word_elems )
   elif name == "ddr":
     spec = MemorySpec( "DDR", cfg.ddr_channels, cfg.ddr_words_per_channel_cycle,
                        cfg.ddr_latency_cycles, cfg.mem_outstanding, 1 << EXT_BITS,

@@ -11,6 +11,7 @@ import numpy as np
 from pymtl3 import *
 
 from ...isa import ComputeOp as C, PostOp
+from ...lib.arith import ceil_div
 from .golden import accumulate, finish, tile_max, tile_sums, to_array, to_fields
 from .ports import declare_ports
 from .streams import order_of
@@ -36,7 +37,7 @@ class MPUFL( Component ):
     s.done_tiles = 0
 
     def n_tiles():
-      return -( -int( s.active.cols ) // l )
+      return ceil_div( int( s.active.cols ), l )
 
     def start( msg ):
       s.active = msg.clone()     # the port's value object is reused next cycle
@@ -85,7 +86,7 @@ class MPUFL( Component ):
         sums = tile_sums( to_array( s.x.msg.v ), to_array( s.w.msg.v ),
                           int( s.active.rows ) - r * d )
         acc = accumulate( s.psum.pop( c, None ), sums )
-        if r == -( -int( s.active.rows ) // d ) - 1:
+        if r == ceil_div( int( s.active.rows ), d ) - 1:
           s.finished.append( ( c, acc ) )
         else:
           s.psum[ c ] = acc

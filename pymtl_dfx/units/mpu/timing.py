@@ -12,7 +12,7 @@ this cycle's port values (the handshakes, output back to input, as
 post, rows and cols (an `MPUCmd` or anything with those fields).
 """
 
-from ...compiler.tiling import ceil_div
+from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
 from ...lib.tile_walker import TileWalkerCL

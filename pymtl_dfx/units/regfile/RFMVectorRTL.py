@@ -5,25 +5,20 @@ idle: vpu_inst.rdy.  busy: vpu_cmd once, vpu_a (src1 + k) and vpu_b
 dst + k; the cycle after all of them are through: done (vpu_done.val)
 until taken, then idle.  Message counts are `vpu.streams`' (n_chunks,
 n_b_msgs, n_out_msgs) in hardware: the opcode groups come from
-`vpu.msgs` as bit masks indexed by the opcode.
+the opcode enum as bit masks (`isa.formats.op_mask`) indexed by the opcode.
 """
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa.fields import ELEMS_BITS
-from ...isa.formats import VectorInst
+from ...isa.formats import VectorInst, op_mask
 from ..control.FootprintRTL import field
 from ..control.msgs import DoneMsg, InstMsg
-from ..vpu.msgs import BINARY, REDUCTIONS, BcastT, LenT, OpT, VPUCmd
+from ..vpu.msgs import BcastT, LenT, OpT, VPUCmd
 from .RFStorageRTL import storage_types
 
 IDLE, BUSY, DONE = range( 3 )
-
-
-def op_mask( ops, nbits ):
-  """A constant with bit op set for each opcode in `ops`."""
-  return mk_bits( 1 << nbits )( sum( 1 << int( op ) for op in ops ) )
 
 
 def slice_fields( s, fmt, names, word ):
@@ -59,8 +54,8 @@ class RFMVectorRTL( Component ):
     slice_fields( s, VectorInst, ( "op", "dst", "src1", "src2", "len", "bcast" ), s.inst.msg )
     s.binary = Wire( 1 << OpT.nbits )
     s.reduction = Wire( 1 << OpT.nbits )
-    s.binary //= op_mask( BINARY, OpT.nbits )
-    s.reduction //= op_mask( REDUCTIONS, OpT.nbits )
+    s.binary //= op_mask( "is_binary" )
+    s.reduction //= op_mask( "is_reduction" )
 
     s.state = Wire( State )
     s.op = Wire( OpT );  s.len = Wire( LenT );  s.bcast = Wire( BcastT )

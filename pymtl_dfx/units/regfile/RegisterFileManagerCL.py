@@ -11,7 +11,7 @@ with `pymtl_dfx.perf`); this model moves the values around it."""
 import numpy as np
 from pymtl3 import *
 
-from ...compiler.tiling import ceil_div
+from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ..control.decode_cache import decoded
 from ..mpu.golden import to_fields

@@ -20,6 +20,7 @@ FL and CL models raise (the RTL assumes them).
 
 
 from ...isa.fields import VREG_BITS
+from ...lib.arith import ceil_div
 from ..control.msgs import DoneMsg, InstMsg
 from ..dma.msgs import VregT, mk_rf_write
 from ..fpu.msgs import mk_fp16_vec
@@ -62,7 +63,7 @@ def matrix_error( inst, cfg ):
   rows, cols = int( inst.rows ), int( inst.cols )
   if rows < 1 or cols < 1:
     return f"rows={rows}, cols={cols}: both must be >= 1"
-  n_r = -( -rows // cfg.d )
+  n_r = ceil_div( rows, cfg.d )
   if n_r > x_buffer_entries( cfg ):
     return ( f"rows={rows} needs {n_r} x-buffer entries of {cfg.d}; an x buffer holds "
              f"{x_buffer_entries( cfg )} (mreg_entries={cfg.mreg_entries} / 2)" )
@@ -83,13 +84,12 @@ def vector_error( inst, d=None ):
     return f"len={n} must be >= 1"
   if d is not None:
     from ...isa import op_of
-    from ..control.footprint import BINARY, REDUCTIONS
     op = op_of( inst )
-    if op not in REDUCTIONS:
-      entries = -( -n // d )
+    if not op.is_reduction:
+      entries = ceil_div( n, d )
       dst = int( inst.dst )
       srcs = [ ( "src1", int( inst.src1 ) ) ]
-      if op in BINARY and not int( inst.bcast ):
+      if op.is_binary and not int( inst.bcast ):
         srcs.append( ( "src2", int( inst.src2 ) ) )
       for name, src in srcs:
         if src < dst < src + entries:

@@ -7,6 +7,8 @@ A result is written as whole entries: lanes past its length become +0
 
 import numpy as np
 
+from ...lib.arith import ceil_div
+
 F16 = np.float16
 
 
@@ -22,7 +24,7 @@ class VectorRegisterFile:
     s.mem = np.zeros( ( entries, d ), F16 )
 
   def _range( s, entry, n_elems, what ):
-    n_ent = -( -n_elems // s.d )
+    n_ent = ceil_div( n_elems, s.d )
     if entry < 0 or entry + n_ent > s.entries:
       raise RegisterFileError( f"{what} of {n_elems} elements at v{entry} runs past the "
                                f"register file ({s.entries} entries of {s.d})" )

@@ -12,7 +12,7 @@ cols +0; the out messages become the instruction's result as in
 
 import numpy as np
 
-from ...compiler.tiling import ceil_div
+from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ..mpu.golden import to_fields
 from ..mpu.msgs import mk_mpu_types

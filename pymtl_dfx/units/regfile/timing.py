@@ -13,7 +13,7 @@ counters (`v.a`, `v.o`, `ccnt`, `xk`, `bk`, `r.k`) for its values before
 the step moves them.
 """
 
-from ...compiler.tiling import ceil_div
+from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ..control.decode_cache import decoded
 from ..router.streams import n_packets

@@ -25,6 +25,7 @@ reaches the core before its sender, where it is only written (rf_wr).
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst, RegRst
 
+from ...lib.arith import ceil_div
 from ...lib.fifo import FifoRTL
 from .ports import declare_ports
 from .streams import AddrT, DoneMsg, LenT, mk_router_types
@@ -36,7 +37,7 @@ def check_router_params( cfg, core_id, cores ):
     raise ValueError( f"RouterRTL: router_words={W} must be a power of two" )
   if not 1 <= cores <= 255 or not 0 <= core_id < cores:
     raise ValueError( f"RouterRTL: core {core_id} of {cores} (1..255 cores)" )
-  if -( -( 2**LenT.nbits - 1 ) // W ) >= 2**16:
+  if ceil_div( 2**LenT.nbits - 1, W ) >= 2**16:
     raise ValueError( f"RouterRTL: router_words={W} lets a segment need more "
                       f"than 2^16 packets (the packet's idx field)" )
 

@@ -36,6 +36,7 @@ from pymtl3 import *
 
 from ...config import FP16_BITS
 from ...isa.formats import RouterInst
+from ...lib.arith import ceil_div
 from .msgs import mk_ring_packet
 
 F16 = np.float16
@@ -76,7 +77,7 @@ def router_cmd( inst ):
 
 
 def n_packets( n, W ):
-  return -( -int( n ) // W )
+  return ceil_div( int( n ), W )
 
 
 def n_writes( n, W, cores ):

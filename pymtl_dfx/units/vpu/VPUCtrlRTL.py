@@ -13,11 +13,8 @@ from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegRst
 
 from ...config import DFXConfig
-from ...isa import ComputeOp as C
+from ...isa.formats import op_mask
 from .msgs import LenT, OpT
-
-ADD, SUB, MUL = int( C.ADD ), int( C.SUB ), int( C.MUL )
-ACCUM, REDMAX, REDMAXABS = int( C.ACCUM ), int( C.REDMAX ), int( C.REDMAXABS )
 
 
 class VPUCtrlRTL( Component ):
@@ -63,6 +60,14 @@ class VPUCtrlRTL( Component ):
     s.ew_inflight  = RegRst( EwCntT )
     s.red_inflight = RegRst( RedCntT )
 
+    # the opcode groups as constant masks indexed by the opcode (translatable)
+    s.binary_ops = Wire( 1 << OpT.nbits )
+    s.reduction_ops = Wire( 1 << OpT.nbits )
+    s.max_ops = Wire( 1 << OpT.nbits )
+    s.binary_ops //= op_mask( "is_binary" )
+    s.reduction_ops //= op_mask( "is_reduction" )
+    s.max_ops //= op_mask( "is_max_reduction" )
+
     s.is_red = Wire()
     s.need_b = Wire()
     s.room   = Wire()                 # the chunk's pipe can take it now
@@ -75,10 +80,9 @@ class VPUCtrlRTL( Component ):
 
     @update
     def up_ctrl_decode():
-      s.is_red @= ( s.op_r.out == ACCUM ) | ( s.op_r.out == REDMAX ) | ( s.op_r.out == REDMAXABS )
-      s.is_max @= ( s.op_r.out == REDMAX ) | ( s.op_r.out == REDMAXABS )
-      s.need_b @= ( ( s.op_r.out == ADD ) | ( s.op_r.out == SUB ) | ( s.op_r.out == MUL ) ) & \
-                  ( ~s.bcast_r.out | s.first_r.out )
+      s.is_red @= s.reduction_ops[ s.op_r.out ]
+      s.is_max @= s.max_ops[ s.op_r.out ]
+      s.need_b @= s.binary_ops[ s.op_r.out ] & ( ~s.bcast_r.out | s.first_r.out )
       s.last @= s.left_r.out <= d
       for i in range( d ):
         s.lane_mask[i] @= s.left_r.out > i

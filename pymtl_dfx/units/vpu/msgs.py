@@ -15,12 +15,11 @@ OpT    = Header.__bitstruct_fields__["op"]
 LenT   = VectorInst.__bitstruct_fields__["len"]
 BcastT = VectorInst.__bitstruct_fields__["bcast"]
 
-# the VPU's opcode groups: which operand streams an op takes and how many
-# results it gives
-BINARY = ( C.ADD, C.SUB, C.MUL )
-REDUCTIONS = ( C.ACCUM, C.REDMAX, C.REDMAXABS )
-MAX_REDUCTIONS = ( C.REDMAX, C.REDMAXABS )
-ELEMENTWISE = tuple( op for op in C if op.on_vpu and op not in REDUCTIONS )
+# the VPU's opcode groups (defined by the enum's properties): which operand
+# streams an op takes and how many results it gives
+BINARY = C.group( "is_binary" )
+REDUCTIONS = C.group( "is_reduction" )
+MAX_REDUCTIONS = C.group( "is_max_reduction" )
 
 
 @bitstruct

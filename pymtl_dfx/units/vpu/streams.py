@@ -24,13 +24,14 @@ import numpy as np
 
 from ... import numerics
 from ...isa import ComputeOp
+from ...lib.arith import ceil_div
 from ..regfile.state import VectorRegisterFile
 from .msgs import BINARY, FP16, REDUCTIONS, mk_fp16_vec, vpu_cmd
 from .semantics import vector_op
 
 
 def n_chunks( length, d ):
-  return -( -int( length ) // d )
+  return ceil_div( int( length ), d )
 
 
 def n_b_msgs( op, length, bcast, d ):

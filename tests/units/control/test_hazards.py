@@ -11,15 +11,16 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from pymtl_dfx.isa import ComputeOp as C, DmaOp as D, RouterOp, encode, make
 from pymtl_dfx.testing import select_or_skip
+from pymtl_dfx.testing.levels import run_matching_cl
 
 from control_harness import (CFG, CONTROL, RF_ENTRIES, Deadlock,
                              check_sequential, listing, run_control)
 
 D_ = CFG.d
 MAX_LEN = 24
-UNARY = [ C.LOAD, C.STORE, C.RECIP, C.RSQRT, C.EXP, C.INVPOW2 ]
-REDUCE = [ C.ACCUM, C.REDMAX, C.REDMAXABS ]
-BINARY = [ C.ADD, C.SUB, C.MUL ]
+UNARY = list( C.group( "is_unary" ) )
+REDUCE = list( C.group( "is_reduction" ) )
+BINARY = list( C.group( "is_binary" ) )
 
 
 @st.composite
@@ -131,11 +132,11 @@ def test_hazards_random_programs( level, cmdline_opts ):
              print_blob=True )
   @given( programs(), st.integers( 0, 1 << 16 ) )
   def check( words, seed ):
-    w = run_checked( words, level, cmdline_opts, seed )
-    if level == "rtl":        # cycle-exact with CL
-      cl = run_control( words, "cl", seed=seed )
-      assert ( w.issue_cycle, w.done_cycle ) == ( cl.issue_cycle, cl.done_cycle ), \
-        f"CL and RTL differ; program:\n{listing( words )}"
+    # at rtl: cycle-exact with CL
+    run_matching_cl( level, cmdline_opts, lambda lv, opts: run_checked( words, lv, opts, seed ),
+                     key=lambda w: ( w.issue_cycle, w.done_cycle ),
+                     cl_run=lambda lv, opts: run_control( words, lv, seed=seed ),
+                     why=f"CL and RTL differ; program:\n{listing( words )}" )
 
   STATS.update( programs=0, longest=0 )
   check()
@@ -183,10 +184,9 @@ def test_hazards_other_sizes( cmdline_opts, entries, buffer ):
              suppress_health_check=list( HealthCheck ), phases=[ Phase.generate, Phase.shrink ] )
   @given( programs(), st.integers( 0, 1 << 16 ) )
   def check( words, seed ):
-    w = run_control( words, "rtl", seed=seed, cfg=cfg )
+    w = run_matching_cl( "rtl", {}, lambda lv, opts: run_control( words, lv, seed=seed, cfg=cfg ),
+                         key=lambda w: ( w.issue_cycle, w.done_cycle ) )
     check_sequential( words, w )
-    cl = run_control( words, "cl", seed=seed, cfg=cfg )
-    assert ( w.issue_cycle, w.done_cycle ) == ( cl.issue_cycle, cl.done_cycle )
     if entries == 1:
       assert all( w.issue_cycle[j] > w.done_cycle[j - 1] for j in range( 1, len( words ) ) )
 

@@ -22,8 +22,8 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, encode, make, op_of
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
-from pymtl_dfx.testing.levels import python_rtl
-from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL
+from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
+from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL, received
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.DMACL import DMACL
@@ -181,8 +181,7 @@ def run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, max_de
                       level, opts )
   n = sum( len( m ) for _, m in sinks.values() )
   cycles = run_until_done( th, 2000 + 20 * n * ( max_delay + 1 ), f"DMA at {level}",
-                           lambda: ", ".join( f"{p}: {len( x.arrivals )}/{len( x.expected )}"
-                                              for p, x in th.sinks.items() ) )
+                           lambda: received( th.sinks ) )
   return cycles, { p: list( x.arrivals ) for p, x in th.sinks.items() }
 
 
@@ -216,7 +215,7 @@ def program( cfg, depth, tr_addr, rng ):
   """Every op, unaligned addresses, a whole matrix (row-major tile grid,
   two bands) and a column-major one; returns (insts, hbm0, ddr0, rf0)."""
   d, l, E = cfg.d, cfg.l, cfg.mem_word_elems
-  EW = d // E
+  EW = cfg.entry_words
   hbm0, ddr0 = random_images( cfg, depth, rng, 96, 64 )
   rf0 = rng.standard_normal( RF_ENTRIES * d ).astype( F16 )
   # a whole matrix as a row-major tile grid at an unaligned address
@@ -255,13 +254,8 @@ def test_dma_program( name, level, cmdline_opts ):
     if name != "d32":
       pytest.skip( "Python RTL runs the d=32 sample; --test-verilog runs this program" )
     insts = [ insts[i] for i in ( 0, 2, 5, 8 ) ]
-  cycles, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11,
-                             sample, busy_words( depth ) )
-  if level == "rtl":
-    cl_cycles, cl_arr = run_program( "cl", {}, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11,
-                                     sample, busy_words( depth ) )
-    assert arr == cl_arr
-    assert cycles == cl_cycles
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_program(
+    lv, opts, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11, sample, busy_words( depth ) ) )
 
 
 def test_tile_stream_full_rate( level, cmdline_opts ):
@@ -321,7 +315,7 @@ def random_program( cfg, depth, rng, n=12 ):
   """n random instructions of every op within the memories (below the busy
   words) and the register file; memories full of random words."""
   d, l, E = cfg.d, cfg.l, cfg.mem_word_elems
-  EW = d // E
+  EW = cfg.entry_words
   words = depth * 4 - 8
   hbm0 = rng.standard_normal( ( depth * 4, E ) ).astype( F16 )
   ddr0 = rng.standard_normal( ( depth * 4, E ) ).astype( F16 )
@@ -368,8 +362,5 @@ def test_dma_random_program( name, seed, level, cmdline_opts ):
   cfg, depth, _ = CFGS[ name ]
   insts, hbm0, ddr0, rf0 = random_program( cfg, depth, np.random.default_rng( seed ) )
   busy = busy_words( depth )
-  cycles, arr = run_program( level, cmdline_opts, cfg, depth, insts, hbm0, ddr0, rf0, 2, seed,
-                             busy=busy )
-  if level == "rtl":
-    assert ( cycles, arr ) == run_program( "cl", {}, cfg, depth, insts, hbm0, ddr0, rf0, 2, seed,
-                                           busy=busy )
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_program(
+    lv, opts, cfg, depth, insts, hbm0, ddr0, rf0, 2, seed, busy=busy ) )

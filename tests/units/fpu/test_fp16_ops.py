@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pymtl_dfx.testing import fp16_ops
-from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.fp16_ops import (BINARY, OPS, UNARY, all_patterns, edge_operands,
                                         random_operands, run_fp16_op)
 
@@ -40,12 +40,10 @@ def test_random_100k( op, level, cmdline_opts ):
 @pytest.mark.parametrize( "latency", [ 1, 3 ] )
 def test_backpressure_and_latency( op, latency, level, cmdline_opts ):
   x = random_operands( op, 300, seed=latency )
-  r = run_fp16_op( op, level, cmdline_opts, x, seed=5, max_delay=3, latency=latency )
+  # the CL model's timing must be the RTL's, cycle for cycle, under stalls
+  r = run_matching_cl( level, cmdline_opts, lambda lv, opts: run_fp16_op(
+    op, lv, opts, x, seed=5, max_delay=3, latency=latency ), key=lambda r: r.arrivals )
   assert len( r.arrivals["send"] ) == 300
-  if level == "rtl":
-    # the CL model's timing must be the RTL's, cycle for cycle, under stalls
-    cl = run_fp16_op( op, "cl", {}, x, seed=5, max_delay=3, latency=latency )
-    assert r.arrivals == cl.arrivals
 
 
 @pytest.mark.parametrize( "op", OPS )

@@ -15,7 +15,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.lib.rate_queue import RateRule, RateRuleError
 from pymtl_dfx.testing import run_stream_test, select_or_skip
-from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.with_memories import WithMemories
 from pymtl_dfx.testing.memory_harness import run_memory
 from pymtl_dfx.units.memory.msgs import MemoryConfigError, memory_spec
@@ -126,11 +126,9 @@ def test_cl_matches_rtl( name, delay, level, cmdline_opts ):
   if level != "rtl":
     pytest.skip( "one comparison, run as the rtl case (Verilator under --test-verilog)" )
   tr = traffic_for( name, level, cmdline_opts, seed=11 )
-  runs = { lv: run_memory( lv, tr.spec, DEPTH, tr.host, tr.dma,
-                           cmdline_opts if lv == "rtl" else None, max_delay=delay, seed=3 )
-           for lv in ( "cl", "rtl" ) }
-  assert runs["cl"].sent == runs["rtl"].sent
-  assert runs["cl"].arrived == runs["rtl"].arrived
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_memory(
+    lv, tr.spec, DEPTH, tr.host, tr.dma, opts, max_delay=delay, seed=3 ),
+    key=lambda r: ( r.sent, r.arrived ) )
 
 
 # one read per channel per cycle, always-ready sinks: the k-th request of a

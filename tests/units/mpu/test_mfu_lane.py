@@ -6,6 +6,7 @@ import pytest
 from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.testing import run_stream_test, select
+from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.testing.fp16_ops import EDGE_BITS
 from pymtl_dfx.units.mpu.MFULaneCL import MFULaneCL
 from pymtl_dfx.units.mpu.MFULaneFL import MFULaneFL
@@ -45,9 +46,8 @@ def test_lane_bit_exact( d, n, level, cmdline_opts ):
 
 @pytest.mark.parametrize( "d", [ 4, 8 ] )
 def test_lane_backpressure_cl_equals_rtl( d, level, cmdline_opts ):
-  r = run_lane( d, level, cmdline_opts, 100, seed=1, max_delay=3 )
-  if level == "rtl":
-    assert r.arrivals == run_lane( d, "cl", {}, 100, seed=1, max_delay=3 ).arrivals
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_lane(
+    d, lv, opts, 100, seed=1, max_delay=3 ), key=lambda r: r.arrivals )
   if level != "fl":
     # with no stalls the first result leaves after the configured latency
     first = run_lane( d, level, cmdline_opts, 1 ).arrivals["send"][0]

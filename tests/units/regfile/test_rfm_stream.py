@@ -9,7 +9,7 @@ import pytest
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, encode, make
 from pymtl_dfx.testing import select_or_skip
-from pymtl_dfx.testing.levels import python_rtl
+from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.units.control.decode_cache import decoded
 from pymtl_dfx.units.control.msgs import InstMsg
 from pymtl_dfx.units.mpu.streams import mpu_cmd, order_of
@@ -61,11 +61,9 @@ def test_cl_matches_rtl( size, seed, delay, chained, level, cmdline_opts ):
   cfg = SMALL if size == "small" else PAPER
   prog = rfm_program( cfg, seed=seed, core_id=CORE, chained=chained,
                       **( {} if size == "small" else dict( n_vpu=4, n_mpu=4 ) ) )
-  runs = { lv: run_rfm( MODELS[ lv ]( cfg, CORE ), prog, lv,
-                        cmdline_opts if lv == "rtl" else None, max_delay=delay, seed=seed )
-           for lv in ( "cl", "rtl" ) }
-  assert runs["cl"].arrivals == runs["rtl"].arrivals
-  assert runs["cl"].cycles == runs["rtl"].cycles
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_rfm(
+    MODELS[ lv ]( cfg, CORE ), prog, lv, opts, max_delay=delay, seed=seed ),
+    key=lambda r: ( r.arrivals, r.cycles ) )
 
 
 def _per_inst( arrivals, counts ):
@@ -123,8 +121,6 @@ def test_with_engines( level, cmdline_opts ):
   if python_rtl( level, cmdline_opts ):
     pytest.skip( "the engines' RTL runs under --test-verilog" )
   prog = rfm_program( SMALL, seed=8, core_id=CORE, chained=True ).with_engines()
-  r = run_rfm( RFMWithEngines( level, SMALL, CORE ), prog, level, cmdline_opts, max_delay=2,
-               seed=8 )
-  if level == "rtl":
-    cl = run_rfm( RFMWithEngines( "cl", SMALL, CORE ), prog, "cl", max_delay=2, seed=8 )
-    assert cl.arrivals == r.arrivals
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_rfm(
+    RFMWithEngines( lv, SMALL, CORE ), prog, lv, opts, max_delay=2, seed=8 ),
+    key=lambda r: r.arrivals )

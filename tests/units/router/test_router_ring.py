@@ -9,6 +9,7 @@ from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import RouterOp, encode, make
 from pymtl_dfx.testing import run_stream_test, select_or_skip
+from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.units.router.LinkRTL import LinkCL, LinkRTL, link_params
@@ -82,14 +83,9 @@ def test_cl_matches_rtl( cores, seg, delay, level, cmdline_opts ):
   if level != "rtl":
     pytest.skip( "one comparison, run as the rtl case (Verilator under --test-verilog)" )
   syncs = syncs_for( cores, seg )
-  runs = {}
-  for lv in ( "cl", "rtl" ):
-    rfs = register_files( cores, syncs, seed=7 )
-    runs[ lv ] = run_ring( lv, CFG, rfs, syncs, cmdline_opts if lv == "rtl" else None,
-                           max_delay=delay, seed=seg )
-  assert runs["cl"].arrivals == runs["rtl"].arrivals
-  assert runs["cl"].writes == runs["rtl"].writes
-  assert runs["cl"].cycles == runs["rtl"].cycles
+  run_matching_cl( level, cmdline_opts, lambda lv, opts: run_ring(
+    lv, CFG, register_files( cores, syncs, seed=7 ), syncs, opts, max_delay=delay, seed=seg ),
+    key=lambda r: ( r.arrivals, r.writes, r.cycles ) )
 
 
 # the link alone: latency, then the configured rate (W=64 at 31.25 words/cycle)

@@ -18,6 +18,7 @@ from pymtl_dfx import numerics as N
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, make
 from pymtl_dfx.testing import run_stream_test, select
+from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.units.vpu.latency import no_stall_latency
 from pymtl_dfx.units.vpu.msgs import BINARY, VPUCmd, mk_fp16_vec
@@ -123,9 +124,8 @@ def test_cl_equals_rtl_under_stalls( d, level, cmdline_opts ):
   insts = [ random_inst( op, d, rng ) for op in VPU_OPS for _ in range( per_op ) ]
   streams = streams_of( insts, rf )
   for delay in ( 3, 0 ):
-    r = run_engine( level, d, streams, cmdline_opts, max_delay=delay, seed=7 )
-    cl = run_engine( "cl", d, streams, max_delay=delay, seed=7 )
-    assert r.arrivals == cl.arrivals
+    run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
+      lv, d, streams, opts, max_delay=delay, seed=7 ), key=lambda r: r.arrivals )
 
 
 @pytest.mark.parametrize( "d", [ 4, 8 ] )
