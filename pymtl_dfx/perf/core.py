@@ -145,12 +145,8 @@ class CoreTiming:
     """Every port value of this cycle; ring_recv_val / ring_send_rdy: the
     links' (from their state).  Returns (issued bits, retired bits)."""
     ctrl, dma, rfm, mpu, vpu, router, wf = s.ctrl, s.dma, s.rfm, s.mpu, s.vpu, s.router, s.wfifo
-    # the handshake record: one entry per channel of the netlist
-    # (`core.netlist.PERF_CHANNELS`, what its `perf` says), then the
-    # values the units' ticks take besides
-    p = s.p = {}
     # control unit and program source
-    p["inst"] = not s.drained() and ctrl.inst_rdy()
+    inst_fire = not s.drained() and ctrl.inst_rdy()
     cand, ok = ctrl.offer()
     issue_u = cand.unit if ok else None
     # DMA and memories
@@ -194,25 +190,29 @@ class CoreTiming:
     if cand is not None and not issued:
       s._stall( cand, ok )
     dones = [ done_val[u] and ctrl.done_rdy( u ) for u in range( 4 ) ]
-    p.update( cand=cand, issue_u=issue_u, issued=issued, mem_req_rdy=mem_req_rdy,
-              mem_resp_val=mem_resp_val, req_val=req_val, enq_rdy=enq_rdy,
-              views=views, st=st, g=g, now=now, ring_send_rdy=ring_send_rdy,
-              dma_inst=issued and issue_u == DMA, mpu_inst=issued and issue_u == MPU,
-              vpu_inst=issued and issue_u == VPU, router_inst=issued and issue_u == ROUTER,
-              dma_done=dones[DMA], mpu_done=dones[MPU], vpu_done=dones[VPU],
-              router_done=dones[ROUTER],
-              rf_wr=rf_wr_rdy, rf_rd=rf_rd_fire, rf_rd_resp=rd_resp_rdy, w=w_val and enq_rdy,
-              wfifo_deq=deq_val and g["w_rdy"],
-              mpu_cmd=m_cmd_val and g["cmd"], mpu_x=m_x_val and g["x_rdy"],
-              mpu_bias=m_bias_val and g["bias_rdy"],
-              mpu_out=wr is not None and m_out_val and m_out_rdy,
-              vpu_cmd=v_cmd_val and now.cmd_rdy, vpu_a=v_a_val and now.issue,
-              vpu_b=v_b_val and now.issue and now.need_b,
-              vpu_out=v_out_val and v_out_rdy,
-              router_cmd=r_cmd_val and router.cmd_rdy(), router_rd=r_rd_fire,
-              router_wr=router_wr_rdy, ring_recv=r_recv_fire, ring_send=r_send_val,
-              hbm_req=mem_req_rdy["hbm"], ddr_req=mem_req_rdy["ddr"],
-              hbm_resp=resp_rdy["hbm"], ddr_resp=resp_rdy["ddr"] )
+    # the values the units' ticks take besides their channels' handshakes
+    s.p = dict( cand=cand, issue_u=issue_u, issued=issued, mem_req_rdy=mem_req_rdy,
+                mem_resp_val=mem_resp_val, req_val=req_val, enq_rdy=enq_rdy,
+                views=views, st=st, g=g, now=now, ring_send_rdy=ring_send_rdy )
+    # the handshake record: one entry per channel of the netlist
+    # (`core.netlist.PERF_CHANNELS`, what its `perf` says)
+    s.hs = dict( inst=inst_fire,
+                 dma_inst=issued and issue_u == DMA, mpu_inst=issued and issue_u == MPU,
+                 vpu_inst=issued and issue_u == VPU, router_inst=issued and issue_u == ROUTER,
+                 dma_done=dones[DMA], mpu_done=dones[MPU], vpu_done=dones[VPU],
+                 router_done=dones[ROUTER],
+                 rf_wr=rf_wr_rdy, rf_rd=rf_rd_fire, rf_rd_resp=rd_resp_rdy, w=w_val and enq_rdy,
+                 wfifo_deq=deq_val and g["w_rdy"],
+                 mpu_cmd=m_cmd_val and g["cmd"], mpu_x=m_x_val and g["x_rdy"],
+                 mpu_bias=m_bias_val and g["bias_rdy"],
+                 mpu_out=wr is not None and m_out_val and m_out_rdy,
+                 vpu_cmd=v_cmd_val and now.cmd_rdy, vpu_a=v_a_val and now.issue,
+                 vpu_b=v_b_val and now.issue and now.need_b,
+                 vpu_out=v_out_val and v_out_rdy,
+                 router_cmd=r_cmd_val and router.cmd_rdy(), router_rd=r_rd_fire,
+                 router_wr=router_wr_rdy, ring_recv=r_recv_fire, ring_send=r_send_val,
+                 hbm_req=mem_req_rdy["hbm"], ddr_req=mem_req_rdy["ddr"],
+                 hbm_resp=resp_rdy["hbm"], ddr_resp=resp_rdy["ddr"] )
     bits_i = ( 1 << issue_u ) if issued else 0
     bits_r = sum( 1 << u for u in range( 4 ) if dones[u] )
     return bits_i, bits_r
@@ -224,18 +224,18 @@ class CoreTiming:
 
   def tick( s, recv_pkt ):
     """recv_pkt: the packet taken from the ring this cycle (or None)."""
-    p = s.p
+    p, hs = s.p, s.hs
     ctrl, dma, rfm = s.ctrl, s.dma, s.rfm
-    word = s.words[ s.ptr ] if p["inst"] else None
+    word = s.words[ s.ptr ] if hs["inst"] else None
     issue_word = p["cand"].word if p["issued"] else None
     # DMA and memories (their state first: the DMA reads nothing of theirs
     # in its tick that this cycle's comb has not already fixed)
-    dma.tick( p["mem_req_rdy"], p["mem_resp_val"], None, p["enq_rdy"], p["rf_wr"],
+    dma.tick( p["mem_req_rdy"], p["mem_resp_val"], None, p["enq_rdy"], hs["rf_wr"],
               rfm.rd_val, True, ctrl.done_rdy( DMA ),
-              issue_word if p["dma_inst"] else None, p["rf_rd"] )
+              issue_word if hs["dma_inst"] else None, hs["rf_rd"] )
     for m, req_ch, resp_ch in MEM_CHANNELS:
       qs, awake = s.mem[m], s.awake[m]
-      req, rdy, val, take = p["req_val"][m], p[ req_ch ], p["mem_resp_val"][m], p[ resp_ch ]
+      req, rdy, val, take = p["req_val"][m], hs[ req_ch ], p["mem_resp_val"][m], hs[ resp_ch ]
       fired = { c for c, ( r, y ) in enumerate( zip( req, rdy ) ) if r and y }
       for c in fired:
         qs[c].tick( _MEM_ITEM, val[c] and take[c] )
@@ -245,29 +245,29 @@ class CoreTiming:
         if q.quiet():
           awake.discard( c )
       awake |= fired          # a channel that took an item is not quiet
-    s.wfifo.tick( True if p["w"] else None, p["wfifo_deq"] )
+    s.wfifo.tick( True if hs["w"] else None, hs["wfifo_deq"] )
     # manager (its steps read the handshakes, decided above); the engines'
     # commands are read before the manager's steps move on
-    vcmd = rfm.v.cmd if p["vpu_cmd"] else None
-    mcmd = p["st"].cmd if p["mpu_cmd"] else None
+    vcmd = rfm.v.cmd if hs["vpu_cmd"] else None
+    mcmd = p["st"].cmd if hs["mpu_cmd"] else None
     r = rfm.r
-    rcmd = ( r.base, r.n ) if p["router_cmd"] else None
-    rfm.dma_step( p["rf_rd"], 0, rfm.rd_val and p["rf_rd_resp"] )
-    new = rfm.vpu_step( p["vpu_cmd"], p["vpu_a"], p["vpu_b"], p["vpu_out"],
-                        ctrl.done_rdy( VPU ), issue_word if p["vpu_inst"] else None )
+    rcmd = ( r.base, r.n ) if hs["router_cmd"] else None
+    rfm.dma_step( hs["rf_rd"], 0, rfm.rd_val and hs["rf_rd_resp"] )
+    new = rfm.vpu_step( hs["vpu_cmd"], hs["vpu_a"], hs["vpu_b"], hs["vpu_out"],
+                        ctrl.done_rdy( VPU ), issue_word if hs["vpu_inst"] else None )
     if new is not None:
       new.cmd = vpu_cmd_of( new.inst )
-    new = rfm.mpu_step( p["views"], p["mpu_cmd"], p["mpu_x"], p["mpu_bias"],
-                        p["mpu_out"], ctrl.done_rdy( MPU ),
-                        issue_word if p["mpu_inst"] else None )
+    new = rfm.mpu_step( p["views"], hs["mpu_cmd"], hs["mpu_x"], hs["mpu_bias"],
+                        hs["mpu_out"], ctrl.done_rdy( MPU ),
+                        issue_word if hs["mpu_inst"] else None )
     if new is not None:
       new.cmd = mpu_cmd_of( new.inst )
-    rfm.router_step( p["router_cmd"], p["router_rd"], issue_word if p["router_inst"] else None )
+    rfm.router_step( hs["router_cmd"], hs["router_rd"], issue_word if hs["router_inst"] else None )
     # engines
     s.mpu.tick( mcmd )
     s.vpu.advance( p["now"], vcmd )
-    s.router.tick( recv_pkt, p["ring_send_rdy"], p["router_rd"], p["router_done"], rcmd )
+    s.router.tick( recv_pkt, p["ring_send_rdy"], hs["router_rd"], hs["router_done"], rcmd )
     # control unit last: the units above took its issue on the old state
-    ctrl.tick( p["issued"], [ p["dma_done"], p["mpu_done"], p["vpu_done"], p["router_done"] ], word )
+    ctrl.tick( p["issued"], [ hs["dma_done"], hs["mpu_done"], hs["vpu_done"], hs["router_done"] ], word )
     if word is not None:
       s.ptr += 1

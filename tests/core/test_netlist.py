@@ -5,6 +5,7 @@ perf's core keeps a handshake for each of them under its name, which its
 tick reads."""
 
 import pytest
+from pymtl3 import InPort, OutPort
 from pymtl3.dsl.Connectable import Signal
 
 from pymtl_dfx.config import DFXConfig
@@ -69,14 +70,20 @@ def test_core_joins_exactly_the_netlist( memories ):
       joined += 1
       assert frozenset( map( id, found ) ) in pairs, sorted( str( x ) for x in found )
   assert joined >= len( want )
+  # and every port of every unit is an end of a channel (none left open)
+  open_ends = { str( e ) for u in core.get_child_components()
+                for x in u.get_all_object_filter( lambda x: isinstance( x, ( InPort, OutPort ) ) )
+                if x is not u.clk and x is not u.reset
+                for e in [ _end_of( x, tops ) ] if e is not None } - \
+              { str( e ) for ab in want.values() for e in ab }
+  assert not open_ends, sorted( open_ends )
 
 
 def test_perf_core_keeps_and_reads_every_channel():
   c = CoreTiming( CFG, 0, 1 )
   c.load( [ int( encode( i ) ) for i in assemble( "ddr_read v0, 0, vecs=1\n" ) ] )
   c.comb( False, True )
-  assert set( PERF_CHANNELS ) <= set( c.p )
-  assert not { ch.name for ch in NETLIST if ch.perf is None } & set( c.p )
+  assert set( c.hs ) == set( PERF_CHANNELS )
 
   read = set()
 
@@ -85,7 +92,7 @@ def test_perf_core_keeps_and_reads_every_channel():
       read.add( k )
       return dict.__getitem__( s, k )
 
-  c.p = Record( c.p )
+  c.hs = Record( c.hs )
   c.tick( None )
   # a "rdy" channel's handshake is the producer's timing's to take, in comb
   for ch in NETLIST:
