@@ -42,32 +42,19 @@ from ..lib.fifo import FifoCL, FifoRTL
 from ..testing import verilator5
 from ..testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, WidePortsRTL, fields_of
 from .netlist import EACH, MEMORIES, NETLIST, ends
-from ..units.control.ControlUnitCL import ControlUnitCL
-from ..units.control.ControlUnitFL import UNITS, ControlUnitFL
-from ..units.control.ControlUnitRTL import ControlUnitRTL
+from ..units.control.models import MODELS as CONTROL_MODELS
+from ..units.control.ControlUnitFL import UNITS
 from ..units.control.msgs import InstMsg
-from ..units.dma.DMACL import DMACL
-from ..units.dma.DMAFL import DMAFL
-from ..units.dma.DMARTL import DMARTL
+from ..units.dma.models import MODELS as DMA_MODELS
 from ..units.dma.msgs import mk_dma_types
-from ..units.memory.MemoryCL import MemoryCL
-from ..units.memory.MemoryFL import MemoryFL
-from ..units.memory.MemoryRTL import MemoryRTL
+from ..units.memory.models import MODELS as MEMORY_MODELS
 from ..units.memory.msgs import memory_spec
 from ..units.memory.ports import mk_host_types
-from ..units.mpu.MPUCL import MPUCL
-from ..units.mpu.MPUFL import MPUFL
-from ..units.mpu.MPURTL import MPURTL
-from ..units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
-from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
-from ..units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
-from ..units.router.RouterCL import RouterCL
-from ..units.router.RouterFL import RouterFL
-from ..units.router.RouterRTL import RouterRTL
+from ..units.mpu.models import MODELS as MPU_MODELS
+from ..units.regfile.models import MODELS as REGFILE_MODELS
+from ..units.router.models import MODELS as ROUTER_MODELS
 from ..units.router.msgs import mk_ring_packet
-from ..units.vpu.VPUCL import VPUCL
-from ..units.vpu.VPUFL import VPUFL
-from ..units.vpu.VPURTL import VPURTL
+from ..units.vpu.models import MODELS as VPU_MODELS
 
 CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
 UNIT_NAMES = ( "ctrl", "dma", "rfm", "mpu", "vpu", "router", "wfifo", "hbm", "ddr" )
@@ -110,27 +97,26 @@ class WeightFifoCL( Component ):
     return f"{len( s.q )}"
 
 
-def _by_level( fl, cl, rtl, make ):
-  return lambda level, cfg, **kw: make( { "fl": fl, "cl": cl, "rtl": rtl }[ level ], cfg, **kw )
+def _by_level( models, make ):
+  """A unit's builder: its class at a level from the unit's `MODELS`."""
+  return lambda level, cfg, **kw: make( models[ level ], cfg, **kw )
 
 
 BUILDERS = {
-  "ctrl":   _by_level( ControlUnitFL, ControlUnitCL, ControlUnitRTL, lambda M, cfg, **_: M( cfg ) ),
-  "dma":    _by_level( DMAFL, DMACL, DMARTL, lambda M, cfg, **_: M( cfg ) ),
-  "rfm":    _by_level( RegisterFileManagerFL, RegisterFileManagerCL, RegisterFileManagerRTL,
-                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
-  "mpu":    _by_level( MPUFL, MPUCL, MPURTL, lambda M, cfg, **_: M( cfg ) ),
-  "vpu":    _by_level( VPUFL, VPUCL, VPURTL, lambda M, cfg, **_: M( cfg.d, cfg ) ),
-  "router": _by_level( RouterFL, RouterCL, RouterRTL,
-                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "ctrl":   _by_level( CONTROL_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "dma":    _by_level( DMA_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "rfm":    _by_level( REGFILE_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "mpu":    _by_level( MPU_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "vpu":    _by_level( VPU_MODELS, lambda M, cfg, **_: M( cfg.d, cfg ) ),
+  "router": _by_level( ROUTER_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
   # FL: unbounded, as the FL control unit's sequential meaning needs (an
   # `hbm_read mpu` completes before its matrix instruction issues, so the
   # whole matrix waits in the FIFO); CL and RTL: cfg.weight_fifo_entries
   "wfifo":  lambda level, cfg, W, **_: WeightFifoCL( W, None ) if level == "fl" else
             ( WeightFifoCL if level == "cl" else FifoRTL )( W, weight_fifo_entries( cfg ) ),
-  "hbm":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+  "hbm":    _by_level( MEMORY_MODELS,
                        lambda M, cfg, hbm_depth, **_: M( memory_spec( cfg, "hbm" ), hbm_depth ) ),
-  "ddr":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+  "ddr":    _by_level( MEMORY_MODELS,
                        lambda M, cfg, ddr_depth, **_: M( memory_spec( cfg, "ddr" ), ddr_depth ) ),
 }
 
