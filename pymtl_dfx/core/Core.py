@@ -10,6 +10,9 @@
     dma.hbm_* / ddr_* <-> the core's HBM and DDR memories
     ring_send / ring_recv: the router's ring ports
 
+These channels are declared once, in `netlist.py` (`NETLIST`); `Core`
+joins them from there, and perf's core takes their handshakes from there.
+
 `levels` maps a unit (`UNIT_NAMES`) to "fl", "cl", "rtl" or "verilog"
 (the RTL unit translated and imported on its own as a Verilator model when
 the simulation is prepared with `prepare_sim`).  Units not named take
@@ -38,37 +41,23 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from ..lib.fifo import FifoCL, FifoRTL
 from ..testing import verilator5
 from ..testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, WidePortsRTL, fields_of
-from ..units.control.ControlUnitCL import ControlUnitCL
-from ..units.control.ControlUnitFL import UNITS, ControlUnitFL
-from ..units.control.ControlUnitRTL import ControlUnitRTL
+from .netlist import EACH, MEMORIES, NETLIST, ends
+from ..units.control.models import MODELS as CONTROL_MODELS
+from ..units.control.ControlUnitFL import UNITS
 from ..units.control.msgs import InstMsg
-from ..units.dma.DMACL import DMACL
-from ..units.dma.DMAFL import DMAFL
-from ..units.dma.DMARTL import DMARTL
+from ..units.dma.models import MODELS as DMA_MODELS
 from ..units.dma.msgs import mk_dma_types
-from ..units.memory.MemoryCL import MemoryCL
-from ..units.memory.MemoryFL import MemoryFL
-from ..units.memory.MemoryRTL import MemoryRTL
+from ..units.memory.models import MODELS as MEMORY_MODELS
 from ..units.memory.msgs import memory_spec
 from ..units.memory.ports import mk_host_types
-from ..units.mpu.MPUCL import MPUCL
-from ..units.mpu.MPUFL import MPUFL
-from ..units.mpu.MPURTL import MPURTL
-from ..units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
-from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
-from ..units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
-from ..units.router.RouterCL import RouterCL
-from ..units.router.RouterFL import RouterFL
-from ..units.router.RouterRTL import RouterRTL
+from ..units.mpu.models import MODELS as MPU_MODELS
+from ..units.regfile.models import MODELS as REGFILE_MODELS
+from ..units.router.models import MODELS as ROUTER_MODELS
 from ..units.router.msgs import mk_ring_packet
-from ..units.vpu.VPUCL import VPUCL
-from ..units.vpu.VPUFL import VPUFL
-from ..units.vpu.VPURTL import VPURTL
+from ..units.vpu.models import MODELS as VPU_MODELS
 
 CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
 UNIT_NAMES = ( "ctrl", "dma", "rfm", "mpu", "vpu", "router", "wfifo", "hbm", "ddr" )
-MEMORIES = ( "hbm", "ddr" )
-DMA, MPU, VPU, ROUTER = ( UNITS.index( u ) for u in ( "dma", "mpu", "vpu", "router" ) )
 
 
 class CoreConfigError( ValueError ):
@@ -108,27 +97,26 @@ class WeightFifoCL( Component ):
     return f"{len( s.q )}"
 
 
-def _by_level( fl, cl, rtl, make ):
-  return lambda level, cfg, **kw: make( { "fl": fl, "cl": cl, "rtl": rtl }[ level ], cfg, **kw )
+def _by_level( models, make ):
+  """A unit's builder: its class at a level from the unit's `MODELS`."""
+  return lambda level, cfg, **kw: make( models[ level ], cfg, **kw )
 
 
 BUILDERS = {
-  "ctrl":   _by_level( ControlUnitFL, ControlUnitCL, ControlUnitRTL, lambda M, cfg, **_: M( cfg ) ),
-  "dma":    _by_level( DMAFL, DMACL, DMARTL, lambda M, cfg, **_: M( cfg ) ),
-  "rfm":    _by_level( RegisterFileManagerFL, RegisterFileManagerCL, RegisterFileManagerRTL,
-                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
-  "mpu":    _by_level( MPUFL, MPUCL, MPURTL, lambda M, cfg, **_: M( cfg ) ),
-  "vpu":    _by_level( VPUFL, VPUCL, VPURTL, lambda M, cfg, **_: M( cfg.d, cfg ) ),
-  "router": _by_level( RouterFL, RouterCL, RouterRTL,
-                       lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "ctrl":   _by_level( CONTROL_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "dma":    _by_level( DMA_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "rfm":    _by_level( REGFILE_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "mpu":    _by_level( MPU_MODELS, lambda M, cfg, **_: M( cfg ) ),
+  "vpu":    _by_level( VPU_MODELS, lambda M, cfg, **_: M( cfg.d, cfg ) ),
+  "router": _by_level( ROUTER_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
   # FL: unbounded, as the FL control unit's sequential meaning needs (an
   # `hbm_read mpu` completes before its matrix instruction issues, so the
   # whole matrix waits in the FIFO); CL and RTL: cfg.weight_fifo_entries
   "wfifo":  lambda level, cfg, W, **_: WeightFifoCL( W, None ) if level == "fl" else
             ( WeightFifoCL if level == "cl" else FifoRTL )( W, weight_fifo_entries( cfg ) ),
-  "hbm":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+  "hbm":    _by_level( MEMORY_MODELS,
                        lambda M, cfg, hbm_depth, **_: M( memory_spec( cfg, "hbm" ), hbm_depth ) ),
-  "ddr":    _by_level( MemoryFL, MemoryCL, MemoryRTL,
+  "ddr":    _by_level( MEMORY_MODELS,
                        lambda M, cfg, ddr_depth, **_: M( memory_spec( cfg, "ddr" ), ddr_depth ) ),
 }
 
@@ -219,52 +207,15 @@ class Core( Component ):
     s.issued = OutPort( len( UNITS ) )
     s.retired = OutPort( len( UNITS ) )
 
-    # control unit <-> execution units
-    join( s.inst, s.ctrl.inst )
-    s.idle //= s.ctrl.idle
-    join( s.ctrl.issue[DMA], s.dma.inst )
-    join( s.dma.done, s.ctrl.done[DMA] )
-    join( s.ctrl.issue[MPU], s.rfm.mpu_inst )
-    join( s.rfm.mpu_done, s.ctrl.done[MPU] )
-    join( s.ctrl.issue[VPU], s.rfm.vpu_inst )
-    join( s.rfm.vpu_done, s.ctrl.done[VPU] )
-    join( s.ctrl.issue[ROUTER], s.rfm.router_inst )
-    join( s.router.done, s.ctrl.done[ROUTER] )
-
-    # DMA <-> register file manager, DMA -> weight FIFO -> MPU
-    join( s.dma.rf_wr, s.rfm.rf_wr )
-    join( s.dma.rf_rd, s.rfm.rf_rd )
-    join( s.rfm.rf_rd_resp, s.dma.rf_rd_resp )
-    join( s.dma.w, s.wfifo.enq )
-    join( s.wfifo.deq, s.mpu.w )
-
-    # register file manager <-> engines and router
-    join( s.rfm.mpu_cmd, s.mpu.cmd )
-    join( s.rfm.mpu_x, s.mpu.x )
-    join( s.rfm.mpu_bias, s.mpu.bias )
-    join( s.mpu.out, s.rfm.mpu_out )
-    join( s.rfm.vpu_cmd, s.vpu.cmd )
-    join( s.rfm.vpu_a, s.vpu.a )
-    join( s.rfm.vpu_b, s.vpu.b )
-    join( s.vpu.out, s.rfm.vpu_out )
-    join( s.rfm.router_cmd, s.router.cmd )
-    join( s.rfm.router_rd, s.router.rf_rd )
-    join( s.router.rf_wr, s.rfm.router_wr )
-    join( s.router.ring_send, s.ring_send )
-    join( s.ring_recv, s.router.ring_recv )
-
-    # DMA <-> memories (or the core's channel ports), memories' host ports out
-    for m in MEMORIES:
-      if memories:
-        mem = getattr( s, m )
-        reqs, resps = mem.req, mem.resp
-        join( getattr( s, f"{m}_host_req" ), mem.host_req )
-        join( mem.host_resp, getattr( s, f"{m}_host_resp" ) )
-      else:
-        reqs, resps = getattr( s, f"{m}_req" ), getattr( s, f"{m}_resp" )
-      for c in range( T[m].channels ):
-        join( getattr( s.dma, f"{m}_req" )[c], reqs[c] )
-        join( resps[c], getattr( s.dma, f"{m}_resp" )[c] )
+    # every unit-to-unit channel and the boundary's, from the one declaration
+    for ch in NETLIST:
+      at = ends( ch, memories )
+      if at is None:
+        continue
+      src, dst = at
+      mem = next( ( e[0] for e in ( ch.src, ch.dst ) if e[0] in MEMORIES ), None )
+      for c in range( T[mem].channels if EACH in src + dst else 1 ):
+        join( s._port( src, c ), s._port( dst, c ) )
 
     NU = len( UNITS )
 
@@ -273,6 +224,14 @@ class Core( Component ):
       for u in range( NU ):
         s.issued[u] @= s.ctrl.issue[u].val & s.ctrl.issue[u].rdy
         s.retired[u] @= s.ctrl.done[u].val & s.ctrl.done[u].rdy
+
+  def _port( s, end, c ):
+    """The port at a netlist channel's end; `c`: the memory channel (EACH)."""
+    unit, name, *index = end
+    port = getattr( s if unit == "core" else getattr( s, unit ), name )
+    for i in index:
+      port = port[ c if i == EACH else i ]
+    return port
 
   def line_trace( s ):
     return f"{s.ctrl.line_trace()} {s.router.line_trace()}"

@@ -58,10 +58,10 @@ class ApplianceTiming:
           what, limit, tracks, lambda i, pc: decoded( words[i][ pc ] )[0],
           [ c.line_trace() for c in cores ], [ len( c.words ) - c.ptr for c in cores ] ) )
       # state: packets move between routers and links
-      pkts = [ c.send_packet() if c.p["r_send_val"] and recv_rdy[i] else None
+      pkts = [ c.send_packet() if c.hs["ring_send"] and recv_rdy[i] else None
                for i, c in enumerate( cores ) ]
-      recv = [ links[ i - 1 ].head() if cores[i].p["r_recv_fire"] else None for i in range( n ) ]
+      recv = [ links[ i - 1 ].head() if cores[i].hs["ring_recv"] else None for i in range( n ) ]
       for i, c in enumerate( cores ):
         c.tick( recv[i] )
       for i, l in enumerate( links ):
-        l.tick( pkts[i], cores[ ( i + 1 ) % n ].p["r_recv_fire"] )
+        l.tick( pkts[i], cores[ ( i + 1 ) % n ].hs["ring_recv"] )

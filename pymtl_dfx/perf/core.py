@@ -12,6 +12,7 @@ fired.
 
 from collections import namedtuple
 
+from ..core.netlist import DMA, MEMORIES, MPU, ROUTER, VPU
 from ..lib.fifo import FifoCL
 from ..lib.rate_queue import RateQueueCL
 from ..units.control.ControlUnitCL import Candidate, stall_reasons
@@ -25,8 +26,8 @@ from ..units.regfile.timing import RFMTiming
 from ..units.router.timing import RouterTiming
 from ..units.vpu.timing import VPUTiming
 
-DMA, MPU, VPU, ROUTER = range( 4 )
-MEMS = ( "hbm", "ddr" )
+MEMS = MEMORIES
+MEM_CHANNELS = tuple( ( m, f"{m}_req", f"{m}_resp" ) for m in MEMS )   # netlist channel names
 # why a unit's next instruction waits at the head of the in-order issue:
 # a register hazard with an older instruction (RAW/WAR/WAW), its wait flag,
 # a full scoreboard, or its unit not ready (busy with the previous one)
@@ -144,9 +145,8 @@ class CoreTiming:
     """Every port value of this cycle; ring_recv_val / ring_send_rdy: the
     links' (from their state).  Returns (issued bits, retired bits)."""
     ctrl, dma, rfm, mpu, vpu, router, wf = s.ctrl, s.dma, s.rfm, s.mpu, s.vpu, s.router, s.wfifo
-    p = s.p = {}
     # control unit and program source
-    p["inst_fire"] = not s.drained() and ctrl.inst_rdy()
+    inst_fire = not s.drained() and ctrl.inst_rdy()
     cand, ok = ctrl.offer()
     issue_u = cand.unit if ok else None
     # DMA and memories
@@ -158,8 +158,9 @@ class CoreTiming:
         rdy[c], val[c] = qs[c].can_accept(), qs[c].ripe()
     req_val = { m: dma.req_vals( m ) for m in MEMS }
     w_val, enq_rdy = dma.w_val(), wf.enq_rdy()
-    resp_rdy = { "hbm": dma.resp_rdy( "hbm", mem_resp_val["hbm"], dma.out_rdy( "hbm", enq_rdy, True ) ),
-                 "ddr": dma.resp_rdy( "ddr", mem_resp_val["ddr"], True ) }
+    rf_wr_rdy = True           # the manager takes a DMA write every cycle
+    resp_rdy = { "hbm": dma.resp_rdy( "hbm", mem_resp_val["hbm"], dma.out_rdy( "hbm", enq_rdy, rf_wr_rdy ) ),
+                 "ddr": dma.resp_rdy( "ddr", mem_resp_val["ddr"], rf_wr_rdy ) }
     rd_resp_rdy = dma.rf_rd_resp_rdy( mem_req_rdy["hbm"], mem_req_rdy["ddr"] )
     rf_rd_val = dma.rf_rd_val()
     rf_rd_fire = rf_rd_val and rfm.rf_rd_rdy( rd_resp_rdy )
@@ -178,7 +179,8 @@ class CoreTiming:
     now = vpu.decide( v_cmd_val, v_a_val, v_b_val, v_out_rdy )
     v_out_val = vpu.out_val()
     # router
-    r_recv_fire = router.rf_wr_val( ring_recv_val ) and router.ring_recv_rdy( True )
+    router_wr_rdy = True       # the manager takes a router write every cycle
+    r_recv_fire = router.rf_wr_val( ring_recv_val ) and router.ring_recv_rdy( router_wr_rdy )
     r_send_val = router.ring_send_val( r_rd_val )
     r_rd_fire = r_rd_val and router.rf_rd_rdy( ring_send_rdy )
     # control unit's handshakes
@@ -188,20 +190,29 @@ class CoreTiming:
     if cand is not None and not issued:
       s._stall( cand, ok )
     dones = [ done_val[u] and ctrl.done_rdy( u ) for u in range( 4 ) ]
-    p.update( cand=cand, issue_u=issue_u, issued=issued, dones=dones, mem_req_rdy=mem_req_rdy,
-              mem_resp_val=mem_resp_val, req_val=req_val, w_fire=w_val and enq_rdy,
-              enq_rdy=enq_rdy, resp_rdy=resp_rdy, rd_resp_rdy=rd_resp_rdy,
-              rf_rd_fire=rf_rd_fire, views=views, st=st, g=g,
-              m_cmd_fire=m_cmd_val and g["cmd"], m_x_fire=m_x_val and g["x_rdy"],
-              m_bias_fire=m_bias_val and g["bias_rdy"],
-              m_out_fire=wr is not None and m_out_val and m_out_rdy,
-              w_deq=deq_val and g["w_rdy"], now=now,
-              v_cmd_fire=v_cmd_val and now.cmd_rdy, v_a_fire=v_a_val and now.issue,
-              v_b_fire=v_b_val and now.issue and now.need_b,
-              v_out_fire=v_out_val and v_out_rdy,
-              r_cmd_fire=r_cmd_val and router.cmd_rdy(), r_rd_fire=r_rd_fire,
-              r_recv_fire=r_recv_fire, r_send_val=r_send_val, ring_send_rdy=ring_send_rdy,
-              r_done_fire=router.done_pending and ctrl.done_rdy( ROUTER ) )
+    # the values the units' ticks take besides their channels' handshakes
+    s.p = dict( cand=cand, issue_u=issue_u, issued=issued, mem_req_rdy=mem_req_rdy,
+                mem_resp_val=mem_resp_val, req_val=req_val, enq_rdy=enq_rdy,
+                views=views, st=st, g=g, now=now, ring_send_rdy=ring_send_rdy )
+    # the handshake record: one entry per channel of the netlist
+    # (`core.netlist.PERF_CHANNELS`, what its `perf` says)
+    s.hs = dict( inst=inst_fire,
+                 dma_inst=issued and issue_u == DMA, mpu_inst=issued and issue_u == MPU,
+                 vpu_inst=issued and issue_u == VPU, router_inst=issued and issue_u == ROUTER,
+                 dma_done=dones[DMA], mpu_done=dones[MPU], vpu_done=dones[VPU],
+                 router_done=dones[ROUTER],
+                 rf_wr=rf_wr_rdy, rf_rd=rf_rd_fire, rf_rd_resp=rd_resp_rdy, w=w_val and enq_rdy,
+                 wfifo_deq=deq_val and g["w_rdy"],
+                 mpu_cmd=m_cmd_val and g["cmd"], mpu_x=m_x_val and g["x_rdy"],
+                 mpu_bias=m_bias_val and g["bias_rdy"],
+                 mpu_out=wr is not None and m_out_val and m_out_rdy,
+                 vpu_cmd=v_cmd_val and now.cmd_rdy, vpu_a=v_a_val and now.issue,
+                 vpu_b=v_b_val and now.issue and now.need_b,
+                 vpu_out=v_out_val and v_out_rdy,
+                 router_cmd=r_cmd_val and router.cmd_rdy(), router_rd=r_rd_fire,
+                 router_wr=router_wr_rdy, ring_recv=r_recv_fire, ring_send=r_send_val,
+                 hbm_req=mem_req_rdy["hbm"], ddr_req=mem_req_rdy["ddr"],
+                 hbm_resp=resp_rdy["hbm"], ddr_resp=resp_rdy["ddr"] )
     bits_i = ( 1 << issue_u ) if issued else 0
     bits_r = sum( 1 << u for u in range( 4 ) if dones[u] )
     return bits_i, bits_r
@@ -213,20 +224,18 @@ class CoreTiming:
 
   def tick( s, recv_pkt ):
     """recv_pkt: the packet taken from the ring this cycle (or None)."""
-    p = s.p
+    p, hs = s.p, s.hs
     ctrl, dma, rfm = s.ctrl, s.dma, s.rfm
-    word = s.words[ s.ptr ] if p["inst_fire"] else None
+    word = s.words[ s.ptr ] if hs["inst"] else None
     issue_word = p["cand"].word if p["issued"] else None
-    u = p["issue_u"]
     # DMA and memories (their state first: the DMA reads nothing of theirs
     # in its tick that this cycle's comb has not already fixed)
-    dma.tick( p["mem_req_rdy"], p["mem_resp_val"], None, p["enq_rdy"], True,
+    dma.tick( p["mem_req_rdy"], p["mem_resp_val"], None, p["enq_rdy"], hs["rf_wr"],
               rfm.rd_val, True, ctrl.done_rdy( DMA ),
-              issue_word if u == DMA else None, p["rf_rd_fire"] )
-    for m in MEMS:
+              issue_word if hs["dma_inst"] else None, hs["rf_rd"] )
+    for m, req_ch, resp_ch in MEM_CHANNELS:
       qs, awake = s.mem[m], s.awake[m]
-      req, rdy, val, take = p["req_val"][m], p["mem_req_rdy"][m], p["mem_resp_val"][m], \
-                            p["resp_rdy"][m]
+      req, rdy, val, take = p["req_val"][m], hs[ req_ch ], p["mem_resp_val"][m], hs[ resp_ch ]
       fired = { c for c, ( r, y ) in enumerate( zip( req, rdy ) ) if r and y }
       for c in fired:
         qs[c].tick( _MEM_ITEM, val[c] and take[c] )
@@ -236,29 +245,29 @@ class CoreTiming:
         if q.quiet():
           awake.discard( c )
       awake |= fired          # a channel that took an item is not quiet
-    s.wfifo.tick( True if p["w_fire"] else None, p["w_deq"] )
+    s.wfifo.tick( True if hs["w"] else None, hs["wfifo_deq"] )
     # manager (its steps read the handshakes, decided above); the engines'
     # commands are read before the manager's steps move on
-    vcmd = rfm.v.cmd if p["v_cmd_fire"] else None
-    mcmd = p["st"].cmd if p["m_cmd_fire"] else None
+    vcmd = rfm.v.cmd if hs["vpu_cmd"] else None
+    mcmd = p["st"].cmd if hs["mpu_cmd"] else None
     r = rfm.r
-    rcmd = ( r.base, r.n ) if p["r_cmd_fire"] else None
-    rfm.dma_step( p["rf_rd_fire"], 0, rfm.rd_val and p["rd_resp_rdy"] )
-    new = rfm.vpu_step( p["v_cmd_fire"], p["v_a_fire"], p["v_b_fire"], p["v_out_fire"],
-                        ctrl.done_rdy( VPU ), issue_word if u == VPU else None )
+    rcmd = ( r.base, r.n ) if hs["router_cmd"] else None
+    rfm.dma_step( hs["rf_rd"], 0, rfm.rd_val and hs["rf_rd_resp"] )
+    new = rfm.vpu_step( hs["vpu_cmd"], hs["vpu_a"], hs["vpu_b"], hs["vpu_out"],
+                        ctrl.done_rdy( VPU ), issue_word if hs["vpu_inst"] else None )
     if new is not None:
       new.cmd = vpu_cmd_of( new.inst )
-    new = rfm.mpu_step( p["views"], p["m_cmd_fire"], p["m_x_fire"], p["m_bias_fire"],
-                        p["m_out_fire"], ctrl.done_rdy( MPU ),
-                        issue_word if p["issued"] and u == MPU else None )
+    new = rfm.mpu_step( p["views"], hs["mpu_cmd"], hs["mpu_x"], hs["mpu_bias"],
+                        hs["mpu_out"], ctrl.done_rdy( MPU ),
+                        issue_word if hs["mpu_inst"] else None )
     if new is not None:
       new.cmd = mpu_cmd_of( new.inst )
-    rfm.router_step( p["r_cmd_fire"], p["r_rd_fire"], issue_word if u == ROUTER else None )
+    rfm.router_step( hs["router_cmd"], hs["router_rd"], issue_word if hs["router_inst"] else None )
     # engines
     s.mpu.tick( mcmd )
     s.vpu.advance( p["now"], vcmd )
-    s.router.tick( recv_pkt, p["ring_send_rdy"], p["r_rd_fire"], p["r_done_fire"], rcmd )
+    s.router.tick( recv_pkt, p["ring_send_rdy"], hs["router_rd"], hs["router_done"], rcmd )
     # control unit last: the units above took its issue on the old state
-    ctrl.tick( p["issued"], p["dones"], word )
+    ctrl.tick( p["issued"], [ hs["dma_done"], hs["mpu_done"], hs["vpu_done"], hs["router_done"] ], word )
     if word is not None:
       s.ptr += 1

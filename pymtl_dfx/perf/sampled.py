@@ -23,10 +23,12 @@ reads it.  Missing steps run in parallel on local processes.
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import pathlib
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -36,22 +38,88 @@ from ..printable import shown
 from .steps import add_step, empty_result, time_step
 from .appliance import ApplianceTiming
 
-# The code a step's cycles depend on: a change to any of it invalidates the cache.
-_TIMING_CODE = ( "perf/core.py", "perf/appliance.py", "perf/fold.py", "perf/steps.py",
-                 "units/*/timing.py", "units/control/ControlUnitCL.py", "units/control/footprint.py",
-                 "units/dma/*.py", "units/regfile/streams.py", "units/vpu/streams.py",
-                 "units/router/*.py", "units/memory/*.py", "lib/*.py", "compiler/*.py", "isa/*.py",
-                 "appliance/host.py", "config.py" )
+# The code a step's cycles depend on: every pymtl_dfx module that the
+# module timing the steps imports, directly or through others (found from
+# the source, so the key does not depend on what else a process imported);
+# a change to any of them invalidates the cache.
+TIMING_ROOT = "pymtl_dfx.perf.sampled"
 
 
-def code_hash():
-  root = pathlib.Path( __file__ ).resolve().parent.parent
+def _package_root():
+  return pathlib.Path( __file__ ).resolve().parent.parent
+
+
+def _module_file( root, name ):
+  """The source file of module `name` (dotted, under pymtl_dfx), or None."""
+  parts = name.split( "." )
+  if parts[0] != root.name:
+    return None
+  base = root.joinpath( *parts[ 1: ] )
+  for f in ( base / "__init__.py", base.with_suffix( ".py" ) ):
+    if f.is_file():
+      return f
+  return None
+
+
+# import statements, lazy ones in functions included (a match in a
+# docstring only adds a module to hash)
+_FROM = re.compile( r"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M )
+_IMPORT = re.compile( r"^[ \t]*import[ \t]+([^\n#]*)", re.M )
+
+
+def _imports( name, f ):
+  """The pymtl_dfx modules `f` (module `name`) imports, with their packages."""
+  package = name if f.name == "__init__.py" else name.rpartition( "." )[0]
+  text = f.read_text()
+  out = [ a.split()[0] for m in _IMPORT.finditer( text ) for a in m.group( 1 ).split( "," )
+          if a.strip() ]
+  for m in _FROM.finditer( text ):
+    dots, module = len( m.group( 1 ) ) - len( m.group( 1 ).lstrip( "." ) ), m.group( 1 ).lstrip( "." )
+    base = module
+    if dots:
+      base = package.rsplit( ".", dots - 1 )[0] if dots > 1 else package
+      base = f"{base}.{module}" if module else base
+    out.append( base )
+    names = m.group( 2 ).strip( "()" ).replace( "\\", " " ).split( "," )
+    out += [ f"{base}.{a.split()[0]}" for a in names if a.strip() ]   # `from pkg import submodule`
+  mods = set()
+  for m in out:
+    parts = m.split( "." )
+    mods |= { ".".join( parts[ :i ] ) for i in range( 1, len( parts ) + 1 ) }   # packages run first
+  return mods
+
+
+def timing_modules( root_module=TIMING_ROOT ):
+  """Name -> source file of every pymtl_dfx module in the import closure of
+  `root_module`."""
+  root = _package_root()
+  seen, todo = {}, [ root_module ]
+  while todo:
+    name = todo.pop()
+    f = _module_file( root, name )
+    if name in seen or f is None:
+      continue
+    seen[ name ] = f
+    todo += _imports( name, f )
+  return seen
+
+
+def code_hash( modules=None ):
+  """A hash of the timing code: the sources of `timing_modules()` (or of
+  `modules`, name -> file)."""
+  if modules is None:
+    return _running_code_hash()
   h = hashlib.sha256()
-  for pattern in _TIMING_CODE:
-    for f in sorted( root.glob( pattern ) ):
-      h.update( f.relative_to( root ).as_posix().encode() )
-      h.update( f.read_bytes() )
+  for name in sorted( modules ):
+    h.update( name.encode() + b"\0" )
+    h.update( pathlib.Path( modules[ name ] ).read_bytes() )
   return h.hexdigest()[ :16 ]
+
+
+@functools.lru_cache( maxsize=None )
+def _running_code_hash():
+  # once per process: the modules it runs do not change while it runs
+  return code_hash( timing_modules() )
 
 
 def default_cache_dir():

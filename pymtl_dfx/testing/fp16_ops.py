@@ -10,6 +10,7 @@ import numpy as np
 from .. import numerics
 from ..config import DFXConfig
 from ..units import fpu as F
+from ..units.fpu import models as M
 from .harness import run_stream_test
 from .levels import select
 
@@ -28,26 +29,26 @@ EDGE_BITS = [
 _CFG = DFXConfig()
 
 
-def _op( fl, cl, rtl, Req, latency, golden ):
-  return dict( fl=fl, cl=cl, rtl=rtl, Req=Req, latency=latency, golden=golden )
+def _op( models, Req, latency, golden ):
+  return dict( models=models, Req=Req, latency=latency, golden=golden )
 
 
 OPS = {
-  "add":   _op( F.FP16AdderFL, F.FP16AdderCL, F.FP16AdderRTL, F.FP16AddReq,
+  "add":   _op( M.ADDER_MODELS, F.FP16AddReq,
                 _CFG.fp_add_latency, None ),
-  "mul":   _op( F.FP16MultiplierFL, F.FP16MultiplierCL, F.FP16MultiplierRTL, F.FP16MulReq,
+  "mul":   _op( M.MULTIPLIER_MODELS, F.FP16MulReq,
                 _CFG.fp_mul_latency, numerics.mul ),
-  "max":   _op( F.FP16MaxFL, F.FP16MaxCL, F.FP16MaxRTL, F.FP16MulReq,
+  "max":   _op( M.MAX_MODELS, F.FP16MulReq,
                 _CFG.fp_max_latency, numerics.maximum ),
-  "exp":   _op( F.FP16ExpFL, F.FP16ExpCL, F.FP16ExpRTL, None, _CFG.fp_exp_latency,
+  "exp":   _op( M.EXP_MODELS, None, _CFG.fp_exp_latency,
                 numerics.exp ),
-  "recip": _op( F.FP16RecipFL, F.FP16RecipCL, F.FP16RecipRTL, None, _CFG.fp_recip_latency,
+  "recip": _op( M.RECIP_MODELS, None, _CFG.fp_recip_latency,
                 numerics.recip ),
-  "rsqrt": _op( F.FP16RsqrtFL, F.FP16RsqrtCL, F.FP16RsqrtRTL, None, _CFG.fp_rsqrt_latency,
+  "rsqrt": _op( M.RSQRT_MODELS, None, _CFG.fp_rsqrt_latency,
                 numerics.rsqrt ),
-  "gelu":  _op( F.FP16GeluFL, F.FP16GeluCL, F.FP16GeluRTL, None, _CFG.fp_gelu_latency,
+  "gelu":  _op( M.GELU_MODELS, None, _CFG.fp_gelu_latency,
                 numerics.gelu ),
-  "invpow2": _op( F.FP16InvPow2FL, F.FP16InvPow2CL, F.FP16InvPow2RTL, None,
+  "invpow2": _op( M.INVPOW2_MODELS, None,
                   _CFG.fp_invpow2_latency, numerics.inv_pow2 ),
 }
 BINARY = [ op for op, spec in OPS.items() if spec["Req"] is not None ]
@@ -120,7 +121,7 @@ def run_fp16_op( op, level, cmdline_opts, operands, seed=0, max_delay=0, latency
   sub = np.random.default_rng( seed ).integers( 0, 2, n ) if op == "add" \
         else np.zeros( n, int )
   want = golden( op, operands, sub )
-  Model = select( level, fl=spec["fl"], cl=spec["cl"], rtl=spec["rtl"] )
+  Model = select( level, **spec["models"] )
   dut = Model( latency or spec["latency"] )
   return run_stream_test(
     dut,

@@ -12,9 +12,7 @@ from .. import numerics as N
 from ..isa import ComputeOp as C, PostOp
 from ..isa.codec import fp16_bits
 from ..lib.arith import ceil_div
-from ..units.mpu.MPUCL import MPUCL
-from ..units.mpu.MPUFL import MPUFL
-from ..units.mpu.MPURTL import MPURTL
+from ..units.mpu.models import MODELS
 from ..units.mpu.msgs import MPUCmd, mk_mpu_types
 from ..units.mpu.streams import expected_out, mpu_streams
 from .fp16_ops import EDGE_BITS
@@ -27,7 +25,7 @@ KINDS = [ ( C.CONV1D, PostOp.NONE ), ( C.CONV1D, PostOp.GELU ), ( C.MM, PostOp.N
 
 
 def engine( level ):
-  return select( level, fl=MPUFL, cl=MPUCL, rtl=MPURTL )
+  return select( level, **MODELS )
 
 
 def random_matrix_inst( rng, cfg, op, post, rows=None, cols=None ):

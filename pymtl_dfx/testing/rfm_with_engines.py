@@ -7,22 +7,11 @@ real latencies between the manager's requests and its write-backs."""
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..units.mpu.MPUCL import MPUCL
-from ..units.mpu.MPUFL import MPUFL
-from ..units.mpu.MPURTL import MPURTL
+from ..units.mpu.models import MODELS as MPU_MODELS
 from ..units.mpu.msgs import mk_mpu_types
-from ..units.vpu.VPUCL import VPUCL
-from ..units.vpu.VPUFL import VPUFL
-from ..units.vpu.VPURTL import VPURTL
-from ..units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
-from ..units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
-from ..units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
+from ..units.vpu.models import MODELS as VPU_MODELS
+from ..units.regfile.models import MODELS as RFM_MODELS
 
-MODELS = {
-  "fl":  ( RegisterFileManagerFL, VPUFL, MPUFL ),
-  "cl":  ( RegisterFileManagerCL, VPUCL, MPUCL ),
-  "rtl": ( RegisterFileManagerRTL, VPURTL, MPURTL ),
-}
 OUTSIDE = ( "rf_wr", "rf_rd", "rf_rd_resp", "vpu_inst", "vpu_done", "mpu_inst", "mpu_done",
             "router_inst", "router_cmd", "router_rd", "router_wr" )
 
@@ -30,7 +19,7 @@ OUTSIDE = ( "rf_wr", "rf_rd", "rf_rd_resp", "vpu_inst", "vpu_done", "mpu_inst", 
 class RFMWithEngines( Component ):
 
   def construct( s, level, cfg, core_id=0, cores=None ):
-    Manager, VPU, MPU = MODELS[ level ]
+    Manager, VPU, MPU = RFM_MODELS[ level ], VPU_MODELS[ level ], MPU_MODELS[ level ]
     s.rfm = Manager( cfg, core_id, cores )
     s.vpu = VPU( cfg.d, cfg )
     s.mpu = MPU( cfg )

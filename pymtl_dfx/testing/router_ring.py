@@ -17,23 +17,15 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, RecordSinkRTL, received
 from .wide_ports import WidePortsRTL, connect_stream
-from ..units.router.LinkRTL import LinkCL, LinkRTL
-from ..units.router.RouterCL import RouterCL
-from ..units.router.RouterRTL import RouterRTL
-from ..units.router.RouterFL import RouterFL
+from ..units.router.models import LINK_MODELS, MODELS as ROUTER_MODELS
 from ..units.router.streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages
 
-MODELS = {
-  "fl":  ( RouterFL, LinkCL ),
-  "cl":  ( RouterCL, LinkCL ),
-  "rtl": ( RouterRTL, LinkRTL ),
-}
 
 
 class RouterRing( Component ):
 
   def construct( s, level, cfg, cores, fwd_entries=2 ):
-    Router, Link = MODELS[ level ]
+    Router, Link = ROUTER_MODELS[ level ], LINK_MODELS[ level ]
     T = mk_router_types( cfg )
     s.routers = [ Router( cfg, i, cores, fwd_entries ) for i in range( cores ) ]
     s.links = [ Link( cfg, T["Packet"] ) for _ in range( cores ) ]

@@ -13,13 +13,10 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from .wide_ports import stream_ports
-from ..units.memory.MemoryCL import MemoryCL
-from ..units.memory.MemoryFL import MemoryFL
-from ..units.memory.MemoryRTL import MemoryRTL
+from ..units.memory.models import MODELS
 from ..units.memory.msgs import MemoryConfigError
 from ..units.memory.ports import mk_host_types
 
-MODELS = { "fl": MemoryFL, "cl": MemoryCL, "rtl": MemoryRTL }
 
 
 class WithMemories( Component ):

@@ -23,10 +23,9 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import decode, format_inst
 from pymtl_dfx.testing import verilator5
 from pymtl_dfx.testing.src_sink import DelaySourceRTL
-from pymtl_dfx.units.control.ControlUnitCL import (Candidate, ControlUnitCL,
-                                                   stall_reasons)
-from pymtl_dfx.units.control.ControlUnitFL import UNITS, ControlUnitFL
-from pymtl_dfx.units.control.ControlUnitRTL import ControlUnitRTL
+from pymtl_dfx.units.control.ControlUnitCL import Candidate, stall_reasons
+from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.units.control.models import MODELS as CONTROL
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 
 verilator5.apply()
@@ -158,7 +157,7 @@ class ControlPorts( Component ):
   """The control unit with plain port names (what Verilator imports)."""
 
   def construct( s, Ctrl, cfg=CFG, scoreboard=True ):
-    s.ctrl = Ctrl() if Ctrl is ControlUnitFL else Ctrl( cfg, scoreboard )
+    s.ctrl = Ctrl() if Ctrl is CONTROL["fl"] else Ctrl( cfg, scoreboard )
     s.inst = RecvIfcRTL( InstMsg )
     s.inst //= s.ctrl.inst
     for i, u in enumerate( UNITS ):
@@ -184,9 +183,6 @@ class ControlBench( Component ):
 
   def line_trace( s ):
     return s.dut.line_trace() + " " + " ".join( x.line_trace() for x in s.units )
-
-
-CONTROL = { "fl": ControlUnitFL, "cl": ControlUnitCL, "rtl": ControlUnitRTL }
 
 
 class Deadlock( AssertionError ):

@@ -31,15 +31,10 @@ from pymtl_dfx.units.dma.semantics import dma_op
 from pymtl_dfx.testing.dma_top import DMAWithMemories
 from pymtl_dfx.units.memory.ports import mk_host_types
 from pymtl_dfx.units.regfile.ports import DMA_SIDE, rfm_ports
-from pymtl_dfx.units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
-from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
-from pymtl_dfx.units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
+from pymtl_dfx.units.regfile.models import MODELS as RFMS
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
 from test_dma_stream import DMAS, MEMS, DMAHarness, busy_words, host_msgs, random_images
-
-RFMS = dict( fl=RegisterFileManagerFL, cl=RegisterFileManagerCL,
-             rtl=RegisterFileManagerRTL )
 
 # test_dma_stream's d=32 config (an entry is one word, a tile two) with
 # test_rfm_stream's small manager sizes, so the Verilator build stays short

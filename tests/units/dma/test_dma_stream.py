@@ -26,23 +26,17 @@ from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL, received
 from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
-from pymtl_dfx.units.dma.DMACL import DMACL
 from pymtl_dfx.units.dma.streams import join_elems
 from pymtl_dfx.units.memory.msgs import all_elems
-from pymtl_dfx.units.dma.DMARTL import DMARTL
-from pymtl_dfx.units.dma.DMAFL import DMAFL
+from pymtl_dfx.units.dma.models import MODELS as DMAS
 from pymtl_dfx.units.dma.msgs import DMAConfigError, VregT, mk_dma_types
 from pymtl_dfx.units.dma.semantics import dma_op
 from pymtl_dfx.testing.dma_top import DMAWithMemories
-from pymtl_dfx.units.memory.MemoryCL import MemoryCL
-from pymtl_dfx.units.memory.MemoryFL import MemoryFL
-from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
+from pymtl_dfx.units.memory.models import MODELS as MEMS
 from pymtl_dfx.units.memory.ports import mk_host_types
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
-DMAS = dict( fl=DMAFL, cl=DMACL, rtl=DMARTL )
-MEMS = dict( fl=MemoryFL, cl=MemoryCL, rtl=MemoryRTL )
 RF_ENTRIES = 64
 
 

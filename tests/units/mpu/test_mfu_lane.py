@@ -8,9 +8,7 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.testing import run_stream_test, select
 from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.testing.fp16_ops import EDGE_BITS
-from pymtl_dfx.units.mpu.MFULaneCL import MFULaneCL
-from pymtl_dfx.units.mpu.MFULaneFL import MFULaneFL
-from pymtl_dfx.units.mpu.MFULaneRTL import MFULaneRTL
+from pymtl_dfx.units.mpu.models import MFU_LANE_MODELS
 from pymtl_dfx.units.mpu.msgs import FP16, mk_lane_req
 
 
@@ -31,7 +29,7 @@ def run_lane( d, level, cmdline_opts, n, seed=0, max_delay=0, latency=None ):
   Req = mk_lane_req( d )
   reqs = [ Req( [ FP16( int( v ) ) for v in N.bits( x[k] ) ],
                 [ FP16( int( v ) ) for v in N.bits( w[k] ) ] ) for k in range( n ) ]
-  Model = select( level, fl=MFULaneFL, cl=MFULaneCL, rtl=MFULaneRTL )
+  Model = select( level, **MFU_LANE_MODELS )
   return run_stream_test( Model( d, latency ), sources={ "recv": ( Req, reqs ) },
                           sinks={ "send": ( FP16, [ FP16( int( N.bits( v ) ) ) for v in want ] ) },
                           level=level, cmdline_opts=cmdline_opts, max_delay=max_delay,

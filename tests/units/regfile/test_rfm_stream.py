@@ -16,9 +16,7 @@ from pymtl_dfx.units.mpu.streams import mpu_cmd, order_of
 from pymtl_dfx.testing.regfile_harness import rfm_program, run_rfm
 from pymtl_dfx.units.regfile.ports import RFMError, x_buffer_entries
 from pymtl_dfx.testing.rfm_with_engines import RFMWithEngines
-from pymtl_dfx.units.regfile.RegisterFileManagerCL import RegisterFileManagerCL
-from pymtl_dfx.units.regfile.RegisterFileManagerRTL import RegisterFileManagerRTL
-from pymtl_dfx.units.regfile.RegisterFileManagerFL import RegisterFileManagerFL
+from pymtl_dfx.units.regfile.models import MODELS
 
 # d=4 is enough for the manager (only the DMA engine needs d % 32 == 0);
 # psum_entries=2 makes the MPU's column bands matter; core 1 of 3 on the ring
@@ -26,8 +24,6 @@ SMALL = DFXConfig( d=4, l=2, vreg_entries=64, mreg_entries=16, psum_entries=2,
                    router_words=4, cores=3 )
 PAPER = DFXConfig( vreg_entries=64, mreg_entries=16, cores=4 )    # d=64, l=16, W=64
 CORE = 1
-MODELS = dict( fl=RegisterFileManagerFL, cl=RegisterFileManagerCL,
-               rtl=RegisterFileManagerRTL )
 
 
 def manager( level, cfg, **only ):

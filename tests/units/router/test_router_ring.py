@@ -12,7 +12,8 @@ from pymtl_dfx.testing import run_stream_test, select_or_skip
 from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
-from pymtl_dfx.units.router.LinkRTL import LinkCL, LinkRTL, link_params
+from pymtl_dfx.units.router.LinkRTL import link_params
+from pymtl_dfx.units.router.models import LINK_MODELS
 from pymtl_dfx.funcsim.RouterFunc import RouterFunc
 from pymtl_dfx.testing.router_ring import run_ring
 from pymtl_dfx.units.router.streams import expected_writes, mk_router_types
@@ -90,7 +91,7 @@ def test_cl_matches_rtl( cores, seg, delay, level, cmdline_opts ):
 
 # the link alone: latency, then the configured rate (W=64 at 31.25 words/cycle)
 def test_link_latency_and_rate( level, cmdline_opts ):
-  Link = select_or_skip( level, fl=LinkCL, cl=LinkCL, rtl=LinkRTL )
+  Link = select_or_skip( level, **LINK_MODELS )
   Packet = mk_router_types( CFG )["Packet"]
   L, num, den, cost, entries = link_params( CFG )
   assert ( L, num, den, cost ) == ( 4, 125, 4, 256 )
@@ -108,7 +109,7 @@ def test_link_latency_and_rate( level, cmdline_opts ):
 # packet: 2000/97 payload words a cycle, a packet every 3.104 cycles
 def test_framed_link_rate( level, cmdline_opts ):
   cfg = CFG.replace( ring_frame_overhead_bytes=DFXConfig().ring_frame_overhead_bytes )
-  Link = select_or_skip( level, fl=LinkCL, cl=LinkCL, rtl=LinkRTL )
+  Link = select_or_skip( level, **LINK_MODELS )
   Packet = mk_router_types( cfg )["Packet"]
   L, num, den, cost, entries = link_params( cfg )
   assert ( L, num, den, cost ) == ( 4, 2000, 97, 64 * 97 )

@@ -24,9 +24,7 @@ from pymtl_dfx.units.vpu.latency import no_stall_latency
 from pymtl_dfx.units.vpu.msgs import BINARY, VPUCmd, mk_fp16_vec
 from pymtl_dfx.units.vpu.streams import (n_chunks, out_messages, request_streams,
                                          write_back)
-from pymtl_dfx.units.vpu.VPUCL import VPUCL
-from pymtl_dfx.units.vpu.VPUFL import VPUFL
-from pymtl_dfx.units.vpu.VPURTL import VPURTL
+from pymtl_dfx.units.vpu.models import MODELS
 
 from pymtl_dfx.testing.fp16_ops import random_fp16  # the same stimulus as the instruction-level tests
 
@@ -43,7 +41,7 @@ def _translating( opts ):
 
 
 def model( level, d ):
-  return select( level, fl=VPUFL, cl=VPUCL, rtl=VPURTL )( d )
+  return select( level, **MODELS )( d )
 
 
 def random_rf( d, rng ):
