@@ -151,6 +151,16 @@ class Host:
     `on_step(pos)` is called after each step (progress)."""
     check_generation( prompt_ids, n_new, s.model.layout["max_tokens"],
                       f"the compiled model has max_tokens={s.model.layout['max_tokens']}" )
+    return s._decode( prompt_ids, n_new, on_token, choose, stop_token, on_step )
+
+  def replay( s, prompt_ids, n_new, tokens=None, on_step=None ):
+    """The steps `generate` runs (`schedule`) with the tokens after the
+    prompt given (`tokens`, then the last prompt token repeated), as a
+    backend without data (perf) runs them: a step's cycles do not depend on
+    its token.  Returns the tokens fed back."""
+    return s._decode( prompt_ids, n_new, None, replayed( tokens, prompt_ids[-1] ), None, on_step )
+
+  def _decode( s, prompt_ids, n_new, on_token, choose, stop_token, on_step ):
     s.prompt_len = s.pos + len( prompt_ids )
     step = s.step
     if on_step is not None:

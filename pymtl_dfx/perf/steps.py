@@ -1,7 +1,7 @@
 """Token steps as the host runs them, timed by the data-free appliance.
 
-`run(compiled, prompt_ids, n_new)` is `Host.generate` (the same loop, the
-same step schedule) over the perf backend (`appliance.backend.PerfBackend`)
+`run(compiled, prompt_ids, n_new)` is `Host.replay` (`Host.generate`'s
+loop and step schedule, the tokens given) over the perf backend (`appliance.backend.PerfBackend`)
 and returns what `Host.results()` returns at CL: cycles in total, per step,
 per stage, per op class (the host's attribution rule) and busy cycles per
 unit, plus the stalled cycles per unit and cause, the decoder layers
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..appliance import attribution
 from ..appliance.backend import PerfBackend
-from ..appliance.host import Host, emit_step, replayed, schedule   # noqa: F401
+from ..appliance.host import Host, emit_step, schedule   # noqa: F401
 from ..compiler.build import plan
 from ..compiler.emit import StepEmitter
 from ..config import DFXConfig, GPT2Config
@@ -66,6 +66,5 @@ def run( compiled, prompt_ids, n_new, tokens=None, on_step=None, fold=True ):
   if on_step:
     def each( pos ):
       on_step( pos - 1, host.step_cycles[-1] )
-  host.generate( list( prompt_ids ), n_new, choose=replayed( tokens, prompt_ids[-1] ),
-                 on_step=each )
+  host.replay( list( prompt_ids ), n_new, tokens, each )
   return host.results()
