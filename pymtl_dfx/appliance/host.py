@@ -118,7 +118,6 @@ class Host:
     rec = s.backend.step( progs, classes, ( int( token ), s.pos, want_logits ) )
     stage = "summarization" if s.prompt_len is None or s.pos < s.prompt_len else "generation"
     add_step( s.res, rec, stage )
-    s.last_step = rec
     s.pos += 1
     logits = s.read_logits() if want_logits else None
     s.step_seconds.append( time.perf_counter() - t0 )
