@@ -330,22 +330,14 @@ def utf8_prompt( text, option="--prompt" ):
 def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
   """Refuse a generation longer than the model's position table up front:
   past n_positions, wpe has no row and the appliance would read whatever
-  memory follows it (tokens that look right and are not).  The hint names
-  the caller's options: `new` gives n_new, `prompt` gives n_prompt as a
-  count (perf's --in; None: a prompt of text or ids, to be shortened)."""
-  P = cfg.n_positions
-  if n_prompt + n_new <= P:
-    return
-  head = ( f"{n_prompt} prompt tokens + {n_new} new tokens = {n_prompt + n_new} positions, "
-           f"but model {cfg.name!r} has n_positions={P}" )
-  if n_prompt >= P:     # not even one new token fits: only the prompt can change
-    raise UsageError( f"{head}; the prompt alone fills them: use "
-                      + ( f"{prompt} <= {P - 1}" if prompt else
-                          f"a prompt of at most {P - 1} tokens" ) )
-  fixes = [ f"{new} <= {P - n_prompt}" ]
-  if P - n_new >= 1:
-    fixes.append( f"{prompt} <= {P - n_new}" if prompt else "a shorter prompt" )
-  raise UsageError( f"{head}; use {' or '.join( fixes )}" )
+  memory follows it (tokens that look right and are not).  The rule and
+  its hint (`new` names n_new's option, `prompt` n_prompt's as a count,
+  None for a prompt to be shortened): `gpt2.decoding.context_problem`."""
+  from ..gpt2.decoding import context_problem
+  problem = context_problem( n_prompt, n_new, cfg.n_positions,
+                             f"model {cfg.name!r} has n_positions={cfg.n_positions}", new, prompt )
+  if problem:
+    raise UsageError( problem )
 
 
 # -- output paths --------------------------------------------------------------------

@@ -11,7 +11,7 @@ from ..isa import ComputeOp as C, DmaOp as D, Kind, op_of
 CLASSES = ( "embedding", "layernorm", "attention", "ffn", "residual", "sync", "lm_head" )
 # Cycle attribution adds "host": the host's per-step cost (the token in, the
 # result out; `DFXConfig.host_step_us`), charged once per step outside the
-# programs (`appliance.host.add_host_step`).  Instruction counts have no such row.
+# programs (`appliance.attribution.add_host_step`).  Instruction counts have no such row.
 CYCLE_CLASSES = CLASSES + ( "host", )
 FIELDS = ( "instructions", "flops", "hbm_bytes", "ddr_bytes", "ring_bytes" )
 

@@ -100,16 +100,38 @@ def decode_loop(step, prompt_ids, n_new, choose=greedy_token, on_token=None, sto
   return out, logits
 
 
-def _check_prompt(model, prompt_ids, n_new):
+def context_problem(n_prompt, n_new, positions, has, new="n_new", prompt=None):
+  """The one context-length rule: a generation of n_prompt prompt tokens
+  and n_new new ones takes n_prompt + n_new positions (as many as the
+  compiler plans for it, `max_tokens`), at most `positions`.  Returns None
+  when it fits, else what is wrong and how to fix it: `has` says what holds
+  the positions ("model 'tiny' has n_positions=128"); the hint names the
+  caller's options: `new` gives n_new, `prompt` gives n_prompt as a count
+  (None: a prompt of text or ids, to be shortened)."""
+  P = positions
+  if n_prompt + n_new <= P:
+    return None
+  head = (f"{n_prompt} prompt tokens + {n_new} new tokens = {n_prompt + n_new} positions, "
+          f"but {has}")
+  if n_prompt >= P:     # not even one new token fits: only the prompt can change
+    return (f"{head}; the prompt alone fills them: use "
+            + (f"{prompt} <= {P - 1}" if prompt else f"a prompt of at most {P - 1} tokens"))
+  fixes = [f"{new} <= {P - n_prompt}"]
+  if P - n_new >= 1:
+    fixes.append(f"{prompt} <= {P - n_new}" if prompt else "a shorter prompt")
+  return f"{head}; use {' or '.join(fixes)}"
+
+
+def check_generation(prompt_ids, n_new, positions, has):
+  """ValueError unless a generation of `prompt_ids` and `n_new` new tokens
+  can run: at least one prompt token, n_new >= 0, `context_problem`."""
   if len(prompt_ids) == 0:
-    raise ValueError("generate needs a prompt of at least one token")
+    raise ValueError("generation needs a prompt of at least one token")
   if n_new < 0:
     raise ValueError(f"n_new must be >= 0, got {n_new}")
-  # the last generated token is returned, never fed back
-  needed = len(prompt_ids) + max(n_new - 1, 0)
-  if needed > model.config.n_positions:
-    raise ValueError(f"prompt of {len(prompt_ids)} + {n_new} new tokens needs "
-                     f"{needed} positions, the model has {model.config.n_positions}")
+  problem = context_problem(len(prompt_ids), n_new, positions, has)
+  if problem:
+    raise ValueError(problem)
 
 
 def generate(model, prompt_ids, n_new, choose=greedy_token, stop_token=None) -> list:
@@ -119,7 +141,8 @@ def generate(model, prompt_ids, n_new, choose=greedy_token, stop_token=None) -> 
   asked for only at the last prompt token and during generation.
   """
   prompt_ids = [int(t) for t in prompt_ids]
-  _check_prompt(model, prompt_ids, n_new)
+  check_generation(prompt_ids, n_new, model.config.n_positions,
+                   f"the model has n_positions={model.config.n_positions}")
   model.reset()
   if n_new == 0:
     return []

@@ -5,4 +5,4 @@ objects (`units/<unit>/timing.py`, which the CL models call), joined as the
 core and the appliance join the CL units: see docs/perf.md.
 """
 
-from .steps import Planned, planned, run, schedule, step_programs   # noqa: F401
+from .steps import Planned, planned, run, schedule   # noqa: F401

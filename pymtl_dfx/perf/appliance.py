@@ -3,12 +3,12 @@
 A step starts with each core's program in its word source and every unit
 idle; cycle k is the k-th cycle the host counts (`appliance.host`): the
 ports from the state, the handshakes charged to op classes by the host's
-own attribution (`host._Progress`, the one definition of the rule), then
+own attribution (`attribution.Progress`, the one definition of the rule), then
 the state update.  The step ends with the first cycle in which every core
 is idle and every word taken.
 """
 
-from ..appliance.host import _Progress
+from ..appliance.attribution import Progress
 from ..appliance.liveness import StepTimeout, cycle_limit, stuck_report
 from ..lib.rate_queue import RateQueueCL
 from ..units.router.LinkRTL import link_rule
@@ -29,12 +29,12 @@ class ApplianceTiming:
     instruction's unit and op class; layers: per core, its `fold.Layers`
     (None: no folding); limit: cycles before `StepTimeout` names what is
     stuck (default: the host's bound from the programs).  Returns (cycles,
-    per-core _Progress)."""
+    per-core Progress)."""
     n, cores, links = s.n, s.cores, s.links
     if limit is None:
       limit = cycle_limit( s.cfg, s.cores[0].specs,
                            [ [ decoded( w )[0] for w in ws ] for ws in words ] )
-    tracks = [ _Progress( u, c ) for u, c in zip( units, classes ) ]
+    tracks = [ Progress( u, c ) for u, c in zip( units, classes ) ]
     for c, w in zip( cores, words ):
       c.load( w )
     folder = Folder( s, layers ) if layers else None

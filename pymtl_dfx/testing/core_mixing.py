@@ -98,7 +98,7 @@ def run_layer( levels=None, max_cycles=200_000 ):
   weight FIFO by `resolve_levels`' default); returns a dict: cycles, hbm
   (the words from the layer's first hbm_write to the image's end), ddr
   (the residual's words), rf (the register file, or None at RTL)."""
-  from ..appliance.host import HostTop        # the host's port drivers
+  from ..appliance.drivers import HostTop     # the host's port drivers
   from ..units.dma.msgs import mk_dma_types
   cm = compiled( 1 )
   cfg = cm.dfx

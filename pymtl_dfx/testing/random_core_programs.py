@@ -74,11 +74,10 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from ..appliance.liveness import StepTimeout, cycle_limit, top_stuck_report
+from ..appliance.liveness import StepTimeout, cycle_limit
 from ..isa import ComputeOp as C, DmaOp as D, PostOp, RouterOp, encode, format_inst, make
 from ..lib.arith import ceil_div
 from ..units.dma.msgs import mk_dma_types
-from ..units.memory.msgs import array_to_words, words_to_array, write_requests
 from .core_mixing import DEPTHS, dfx_config
 
 F16 = np.float16
@@ -562,25 +561,42 @@ class ProgramTimeout( AssertionError ):
   pass
 
 
+def _timed_out( f, *args, **kw ):
+  """f(...), its `StepTimeout` a `ProgramTimeout` (a test's failure)."""
+  try:
+    return f( *args, **kw )
+  except StepTimeout as e:
+    raise ProgramTimeout( str( e ) ) from None
+
+
+def _run( backend, prog, cfg, what ):
+  """(cycles, per-core Progress or None): the program on a backend
+  (`appliance.backend`), bounded by the host's own limit; a program has no
+  op classes, so every instruction counts as the first."""
+  from ..compiler import stats as S
+  insts = [ p.insts for p in _per_core( prog ) ]
+  return _timed_out( backend.run_programs, insts, [ [ S.CLASSES[0] ] * len( p ) for p in insts ],
+                     program_cycle_limit( prog, cfg ), what )
+
+
 class FuncRunner:
   """The reference: the instruction-level functional appliance
   (`ApplianceFunc`: `CoreFunc`s, their `RouterFunc`s on a ring) over
-  whole-memory arrays per core, built once; a program's regions are written
-  into the arrays in place.  `run` takes a `CoreProgram` (one core) or a
-  `RingProgram` (cores cores) and returns a `Result`, or one per core."""
+  whole-memory arrays per core, built once (`backend.FuncBackend`); a
+  program's regions are written into the arrays in place.  `run` takes a
+  `CoreProgram` (one core) or a `RingProgram` (cores cores) and returns a
+  `Result`, or one per core."""
 
   level = "func"
 
   def __init__( s, cfg=None, cores=1 ):
-    from pymtl3 import DefaultPassGroup
-    from ..funcsim.ApplianceFunc import ApplianceFunc
+    from ..appliance.backend import FuncBackend
     s.cfg = cfg or ring_config( cores )
     s.mems = [ ( np.zeros( ( HBM_WORDS, WORD_ELEMS ), F16 ),
                  np.zeros( ( DDR_WORDS, WORD_ELEMS ), F16 ) ) for _ in range( cores ) ]
     # readonly_hbm_words=0: the MPU caches no matrix (every region may change)
-    s.top = ApplianceFunc( s.cfg, s.mems, 0 )
-    s.top.elaborate()
-    s.top.apply( DefaultPassGroup( linetrace=False ) )
+    s.backend = FuncBackend( s.cfg, s.mems, 0 )
+    s.top = s.backend.top
     s.programs = 0
 
   def run( s, prog ):
@@ -593,15 +609,7 @@ class FuncRunner:
     s.top.sim_reset()
     cores = s.top.cores
     before = [ _bits( c.regs.rf.mem ).copy() for c in cores ]
-    for c, p in zip( cores, progs ):
-      c.ctrl.load( p.words() )
-    limit = program_cycle_limit( prog, s.cfg )
-    k = 0
-    while not s.top.idle():
-      if k >= limit:
-        raise ProgramTimeout( f"func: not done in {limit} cycles: {s.top.line_trace()}" )
-      s.top.sim_tick()
-      k += 1
+    k, _ = _run( s.backend, prog, s.cfg, "func: program" )
     s.programs += 1
     out = [ Result( k, { r: _bits( hbm[ r[0]:r[1] ] ).copy() for r in p.check["hbm"] },
                     { r: _bits( ddr[ r[0]:r[1] ] ).copy() for r in p.check["ddr"] },
@@ -611,7 +619,7 @@ class FuncRunner:
 
 
 class PerfRunner:
-  """The performance model (`perf.ApplianceTiming`: every unit's timing
+  """The performance model (`backend.PerfBackend`: every unit's timing
   object, no data) on a program, from the state a reset core is in; `run`
   returns (cycles, per core its busy cycles per unit), counted as
   `StreamRunner` counts them, so a CL run of the same program must give
@@ -623,155 +631,47 @@ class PerfRunner:
     s.cfg, s.cores = cfg or ring_config( cores ), cores
 
   def run( s, prog ):
-    from ..compiler import stats as S
-    from ..isa import Kind, op_of
-    from ..perf.appliance import ApplianceTiming
-    from ..units.control.ControlUnitFL import unit_of
-    progs = _per_core( prog )
-    assert len( progs ) == s.cores, f"{len( progs )} programs for {s.cores} cores"
-    units = [ [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in p.insts ] for p in progs ]
-    k, tracks = ApplianceTiming( s.cfg, s.cores ).step(
-      [ [ int( w ) for w in p.words() ] for p in progs ], units,
-      [ [ S.CLASSES[0] ] * len( u ) for u in units ],
-      limit=program_cycle_limit( prog, s.cfg ), what="perf: program" )
+    from ..appliance.backend import PerfBackend
+    assert len( _per_core( prog ) ) == s.cores, f"{len( _per_core( prog ) )} programs for {s.cores} cores"
+    k, tracks = _run( PerfBackend( s.cfg, s.cores ), prog, s.cfg, "perf: program" )
     return k, [ tuple( t.busy ) for t in tracks ]
 
 
 class StreamRunner:
   """The stream appliance of `cores` cores at `level` (fl, cl, or verilog:
   every unit RTL and the whole appliance one Verilator model, as the host's
-  "verilog" level) inside the host's `HostTop`, built once.  A program's
-  regions are written through the memories' host ports, the cores reset,
-  each core's program streamed into its `inst` (pymtl3's ticks, or the
-  host's tight Verilator loop) and counted from the first word offered to
-  the cycle every core is idle with every word taken, as the host counts a
-  step; then the checked regions are read back.  `run` takes a
-  `CoreProgram` (one core) or a `RingProgram` and returns a `Result`, or
-  one per core."""
+  "verilog" level), the host's `backend.StreamBackend`, built once.  A
+  program's regions are written (into Python memories' stores, or through
+  the memories' host ports), the cores reset, each core's program streamed
+  into its `inst` and counted from the first word offered to the cycle
+  every core is idle with every word taken, as the host counts a step;
+  then the checked regions are read back.  `run` takes a `CoreProgram`
+  (one core) or a `RingProgram` and returns a `Result`, or one per core."""
 
   def __init__( s, level, cfg=None, cores=1 ):
-    from ..appliance.host import HostTop, _VerilatedSteps
-    from ..core.Core import prepare_sim
+    from ..appliance.backend import StreamBackend
     s.level, s.cores = level, cores
     s.cfg = cfg or ring_config( cores )
-    whole = level == "verilog"
-    top = HostTop( s.cfg, cores, None, DEPTHS["hbm_depth"], DEPTHS["ddr_depth"],
-                   "rtl" if whole else level )
-    s.top = prepare_sim( top, [ "dut" ] if whole else () )
-    s.fast = _VerilatedSteps( s.top.dut, cores ) if whole else None
-    s.top.sim_reset()
+    s.backend = StreamBackend( s.cfg, cores, level, None, DEPTHS["hbm_depth"], DEPTHS["ddr_depth"] )
+    s.top, s.fast = s.backend.top, s.backend.fast
     s.programs = 0
 
-  def _tick_until( s, cond, limit, what ):
-    n = 0
-    while not cond():
-      if n >= limit:
-        raise ProgramTimeout( f"{s.level}: {what} did not finish in {limit} cycles" )
-      s.top.sim_tick()
-      n += 1
-
-  def _stores( s, m, i ):
-    """The channel stores of memory m ("hbm"/"ddr") of core i when Python
-    level (FL/CL memories), else None."""
-    mem = getattr( s.top.dut.cores[i], m, None ) if s.fast is None else None
-    return getattr( mem, "store", None )
-
-  def _python_mems( s ):
-    return all( s._stores( m, i ) is not None for m in ( "hbm", "ddr" ) for i in range( s.cores ) )
-
-  def _write( s, progs ):
-    if s._python_mems():
-      # Python memories: straight into their stores (no cycles); the
-      # Verilated one is written through its host ports
-      for i, prog in enumerate( progs ):
-        for m in ( "hbm", "ddr" ):
-          st_ = s._stores( m, i )
-          C = len( st_ )
-          for a, w in prog.init[m]:
-            for k, word in enumerate( array_to_words( w ) ):
-              st_[ ( a + k ) % C ].rows[ ( a + k ) // C ] = word
-      return
-    want = []
-    for i, prog in enumerate( progs ):
-      for m in ( "hbm", "ddr" ):
-        port = getattr( s.top, m )[i]
-        port.got.clear()
-        for a, w in prog.init[m]:
-          port.q.extend( write_requests( port.Req, w, a ) )
-        want.append( ( port, sum( len( w ) for _, w in prog.init[m] ) ) )
-    s._tick_until( lambda: all( len( p.got ) >= n for p, n in want ),
-                   100 * sum( n for _, n in want ) + 1_000, "writing the program's memory words" )
-
-  def _read( s, prog, i ):
-    out = {}
-    if s._python_mems():
-      for m in ( "hbm", "ddr" ):
-        st_ = s._stores( m, i )
-        C = len( st_ )
-        out[m] = { ( lo, hi ): words_to_array( ( st_[ a % C ].rows[ a // C ] for a in range( lo, hi ) ),
-                                               WORD_ELEMS ).view( "<u2" )
-                   for lo, hi in prog.check[m] }
-      return out
-    for m in ( "hbm", "ddr" ):
-      port = getattr( s.top, m )[i]
-      port.got.clear()
-      for lo, hi in prog.check[m]:
-        port.q.extend( port.Req( 0, a, 0, 0 ) for a in range( lo, hi ) )
-      n = sum( hi - lo for lo, hi in prog.check[m] )
-      s._tick_until( lambda: len( port.got ) >= n, 100 * n + 1_000, f"reading {m} back" )
-      got, k = port.got, 0
-      res = {}
-      for lo, hi in prog.check[m]:
-        res[ ( lo, hi ) ] = words_to_array( got[ k: k + hi - lo ], WORD_ELEMS ).view( "<u2" )
-        k += hi - lo
-      out[m] = res
-    return out
-
   def run( s, prog ):
-    from ..appliance.host import _Progress
-    from ..compiler import stats as S
-    from ..isa import Kind, op_of
-    from ..units.control.ControlUnitFL import unit_of
-    from ..units.control.msgs import InstMsg
     top, n = s.top, s.cores
     progs = _per_core( prog )
     assert len( progs ) == n, f"{len( progs )} programs for {n} cores"
-    s._write( progs )
-    top.sim_reset()
+    _timed_out( s.backend.write, [ p.init for p in progs ], direct=True,
+                what=f"{s.level}: writing the program's memory words" )
+    s.backend.reset()
     rfms = [ getattr( top.dut.cores[i], "rfm", None ) if s.fast is None else None for i in range( n ) ]
     before = [ _bits( r.rf.mem ).copy() if hasattr( r, "rf" ) else None for r in rfms ]
-    tracks = []
-    for p in progs:
-      units = [ unit_of( op_of( i ), Kind( int( i.hdr.kind ) ) ) for i in p.insts ]
-      tracks.append( _Progress( units, [ S.CLASSES[0] ] * len( units ) ) )
-    limit = program_cycle_limit( prog, s.cfg )
-
-    def stuck( limit, left=None ):
-      return top_stuck_report( f"{s.level}: program", limit, top, tracks,
-                               lambda i, pc: progs[i].insts[ pc ], left )
-
-    if s.fast is not None:
-      try:
-        k = s.fast.run( [ p.insts for p in progs ], tracks, limit,
-                        stuck )
-      except StepTimeout as e:
-        raise ProgramTimeout( str( e ) ) from None
-    else:
-      for i, p in enumerate( progs ):
-        top.src[i].push( InstMsg( encode( x ) ) for x in p.insts )
-      dut, k = top.dut, 0
-      while True:
-        top.sim_tick()
-        for i in range( n ):
-          tracks[i].cycle( k, int( dut.issued[i] ), int( dut.retired[i] ) )
-        k += 1
-        if all( int( dut.idle[i] ) for i in range( n ) ) and not any( src.q for src in top.src ):
-          break
-        if k >= limit:
-          raise ProgramTimeout( stuck( limit ) )
+    k, tracks = _run( s.backend, prog, s.cfg, f"{s.level}: program" )
+    got = { m: _timed_out( s.backend.read, m, [ p.check[m] for p in progs ], direct=True,
+                           what=f"{s.level}: reading {m} back" ) for m in ( "hbm", "ddr" ) }
     out = []
     for i, p in enumerate( progs ):
-      mem = s._read( p, i )
+      mem = { m: { r: a.view( "<u2" ) for r, a in zip( p.check[m], got[m][i] ) }
+              for m in ( "hbm", "ddr" ) }
       rf = _bits( rfms[i].rf.mem ).copy() if before[i] is not None else None
       out.append( Result( k, mem["hbm"], mem["ddr"], rf, before[i], tuple( tracks[i].busy ) ) )
     s.programs += 1

@@ -105,3 +105,18 @@ def test_chained_results_feed_the_next_instruction_only():
           raise AssertionError( f"chained v{int( inst.dst )} read again at {later}" )
         if int( getattr( later, "dst", -1 ) ) == int( inst.dst ):
           break
+
+
+def test_the_host_refuses_a_generation_past_the_compiled_context():
+  """The one context rule (`gpt2.decoding.context_problem`) against the
+  compiled context, before any step runs."""
+  cfg = gpt2_preset( "tiny" )
+  host = Host( compile_model( random_weights( cfg, 0 ).to_fp16(), DFXConfig( cores=1 ), 1,
+                              max_tokens=4 ) )
+  with pytest.raises( ValueError, match=r"2 prompt tokens \+ 3 new tokens = 5 positions, but the "
+                                        r"compiled model has max_tokens=4; use n_new <= 2" ):
+    host.generate( [ 1, 2 ], 3 )
+  with pytest.raises( ValueError, match="a prompt of at least one token" ):
+    host.generate( [], 1 )
+  assert host.step_cycles == [] and host.pos == 0
+  assert host.generate( [ 1, 2 ], 2 ) and len( host.step_cycles ) == 3

@@ -80,3 +80,26 @@ def test_reference_generate_samples_with_a_seed(tiny_weights):
   assert a == generate(m, [1, 2], 6, choose=Sampler(1.5, top_k=20, seed=4))
   assert generate(m, [1, 2], 6) == generate(m, [1, 2], 6, choose=Sampler(0.0))
   assert gpt2_preset("tiny").vocab_size > max(a)
+
+
+def test_one_context_rule():
+  """A generation takes prompt + new positions (`context_problem`): the
+  reference's generate and the host (tests/appliance) refuse the same
+  lengths with the same words as the CLI's hint."""
+  from pymtl_dfx.gpt2 import random_weights
+  from pymtl_dfx.gpt2.decoding import context_problem
+  cfg = gpt2_preset("tiny")
+  P = cfg.n_positions
+  assert context_problem(2, P - 2, P, "it has 9") is None
+  assert context_problem(2, P - 1, P, "it has 9") == (
+    f"2 prompt tokens + {P - 1} new tokens = {P + 1} positions, but it has 9; "
+    f"use n_new <= {P - 2} or a shorter prompt")
+  assert context_problem(P, 1, P, "it has 9", "--out", "--in") == (
+    f"{P} prompt tokens + 1 new tokens = {P + 1} positions, but it has 9; "
+    f"the prompt alone fills them: use --in <= {P - 1}")
+  m = ReferenceModel(random_weights(cfg, 0))
+  with pytest.raises(ValueError, match=rf"= {P + 1} positions, but the model has n_positions={P}; "
+                                       rf"use n_new <= {P - 2} or a shorter prompt"):
+    generate(m, [1, 2], P - 1)
+  with pytest.raises(ValueError, match="n_new must be >= 0"):
+    generate(m, [1, 2], -1)
