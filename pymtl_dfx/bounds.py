@@ -269,7 +269,7 @@ OTHER_BOUNDS = [
     "each head starts on a register entry (`limits`); so n_head <= n_embd / d" ),
   ( "n_inner", "4 x n_embd", "GPT-2's MLP (`checkpoint.read_config` refuses others)" ),
   ( "compiled context (--in + --out, --new-tokens + prompt)", "<= 2^16 and <= n_positions",
-    "the ISA's 16-bit pos field (POS_BITS) and wpe's rows (`limits`, `cli.check_context`); "
+    "the ISA's 16-bit pos field (POS_BITS) and wpe's rows (`limits`, `gpt2.decoding.context_problem`); "
     "n_positions itself only sizes wpe in DDR" ),
   ( "n_embd", "<= vreg_entries x d / 8", "the register file holds 8 vectors of n_embd" ),
   ( "n_layer", "layers x (weights + K/V per layer) <= HBM per card",
