@@ -62,8 +62,11 @@ def translate( component, out_dir ):
 
 def lint( path, top ):
   """Warning counts by class ("WIDTH" or "WIDTH (not waived)"), errors, log."""
-  r = subprocess.run( [ "verilator", "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top, path ],
-                      capture_output=True, text=True )
+  # run beside the file, so the log names it as it will be named in its
+  # folder (a caller may lint in a scratch folder and move it afterwards)
+  r = subprocess.run( [ "verilator", "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
+                        os.path.basename( path ) ],
+                      capture_output=True, text=True, cwd=os.path.dirname( path ) or "." )
   source = open( path ).read().split( "\n" )
   classes = collections.Counter()
   for cls, line, msg in re.findall( r"%Warning-([A-Z0-9]+): [^:]+:(\d+):\d+: (.*)", r.stderr ):

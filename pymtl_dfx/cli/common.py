@@ -213,7 +213,9 @@ def add_step_options( p, jobs_default=DEFAULT_JOBS ):
   none (argparse's exclusive groups cannot: `--jobs 2` is the default on
   2 CPUs); it then uses `DEFAULT_JOBS` itself."""
   p.add_argument( "--jobs", type=positive, default=jobs_default,
-                  help=f"local processes timing steps, one per CPU (default: {DEFAULT_JOBS})" )
+                  # the formatter shows a default that is set; one left unset is named here
+                  help="local processes timing steps, one per CPU"
+                       + ( f" (default: {DEFAULT_JOBS})" if jobs_default is None else "" ) )
   g = p.add_mutually_exclusive_group()
   g.add_argument( "--cache", default=None, metavar="DIR",
                   help="where timed steps are kept (default: $DFX_PERF_CACHE or "
