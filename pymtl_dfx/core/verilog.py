@@ -55,7 +55,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
   from .. import __version__
   from ..atomic import PARTIAL
   from ..outputs import check_dir
-  from ..rtlgen import lint as run_lint, translate, waiver_reason
+  from ..rtlgen import lint_failure, lint_record, translate
   out_dir = os.path.abspath( check_dir( out_dir, "--out", empty=True ) )
   parent = os.path.dirname( out_dir )
   made = []                              # the missing parents, deepest first
@@ -73,19 +73,12 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
     record = dict( top=top, files=[ f"{top}.v" ], config=cfg.to_dict(),
                    pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
     if lint:
-      classes, errors, log = run_lint( path, top )
+      record["lint"], log = lint_record( path, top )
       with open( os.path.join( work, "lint.log" ), "w" ) as f:
         f.write( log )
-      bad = sorted( c for c in classes if waiver_reason( c ) is None )
-      record["lint"] = dict( errors=len( errors ), warnings=dict( classes ),
-                             not_waived=bad,
-                             waivers={ c: waiver_reason( c ) for c in classes
-                                       if waiver_reason( c ) } )
-      if errors or bad:
-        first = ( errors + [ l for l in log.splitlines()
-                             if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
-        raise VerilogError( f"lint of {top} failed: {len( errors )} error(s), "
-                            f"not waived: {bad or 'none'}; first: {' | '.join( first )}" )
+      failure = lint_failure( record["lint"], log )
+      if failure:
+        raise VerilogError( f"lint of {top} failed: {failure}" )
     for name in os.listdir( work ):     # translation leaves its own scratch files
       if name not in ( f"{top}.v", "lint.log" ):
         p = os.path.join( work, name )
