@@ -13,9 +13,10 @@ no retiming, LUT counts an upper bound), measured by the command in its
   adder tree and a d-1 comparator tree plus the accumulator's adder and
   comparator (d of each);
 - the memories as RAMB36E2 blocks from their depth and width (the best of
-  the block's simple-dual-port shapes), the register file once per
-  (read port, write port) pair as a live-value-table multi-port memory
-  (docs/regfile.md: six read ports, four write ports).
+  the block's simple-dual-port shapes); the vector register file as
+  `vrf_banking.vrf_banks` maps it: one copy per (read port, write port)
+  pair behind a live-value table, in URAM288 and lane-banked RAMB36E2
+  (docs/resources.md, "The vector register file on the FPGA").
 
 A row is "synthesised" when every unit in it was synthesised at exactly this
 size (the row is the count times the measured unit), "extrapolated"
@@ -25,6 +26,8 @@ nothing of it was synthesised).  `LEFT_OUT` lists what is not estimated.
 """
 
 import math
+
+from .vrf_banking import vrf_banks
 
 U280_SOURCE = "AMD DS963 / UG1314 Alveo U280 data sheet"
 # The XCU280's programmable logic (AMD DS963 / UG1314 Alveo U280 data sheet).
@@ -55,17 +58,16 @@ SYNTHESISED = {
 # RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
 RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),
                   ( 1024, 36 ), ( 512, 72 ) )
-# The register file's ports (docs/regfile.md "Microarchitecture").
-VREG_READ_PORTS, VREG_WRITE_PORTS = 6, 4
 FP16_BITS = 16
 
 LEFT_OUT = (
-  "the control unit, the register file manager's control and its live-value table, the DMA, "
-  "the router, and every pipeline register between units",
+  "the control unit, the register file manager's control and the live-value table's read "
+  "multiplexers (its flip-flops are counted), the DMA, the router, and every pipeline "
+  "register between units",
   "the HBM and DDR controllers, the AXI switch, the 100G MACs and network stack, and the "
   "Alveo shell (PCIe, XDMA, card management), which takes its own share of the U280",
   "the instruction buffer and scoreboard (a few entries of registers)",
-  "URAM: the estimate places every memory in block RAM; none in URAM",
+  "URAM: only the vector register file's copies; every other memory is in block RAM",
   "the clock: Yosys does not time paths, so nothing says whether a point closes timing at its "
   "clock_mhz",
   "the number of cards: every figure is per card (one core per U280)",
@@ -121,10 +123,10 @@ def estimate_resources( dfx ):
     _row( "VPU: adder tree and accumulator", d, ops( "add" ), syn, f"{d} x FP16 add" ),
     _row( "VPU: max tree and accumulator", d, ops( "max" ), syn, f"{d} x FP16 max" ),
   ]
-  copies = VREG_READ_PORTS * VREG_WRITE_PORTS
+  vrf = vrf_banks( dfx )
+  rows.append( _row( "vector register file", 1, { k: vrf[k] for k in ( "BRAM36", "URAM", "FF" ) },
+                     "extrapolated", vrf["how"] + " (not synthesised)" ) )
   mems = [
-    ( "vector register file", copies, dfx.vreg_entries, d * FP16_BITS,
-      f"{copies} copies (one per read x write port) of {dfx.vreg_entries} x {d * FP16_BITS} bits" ),
     ( "matrix-input buffer", 2, dfx.mreg_entries // 2, d * FP16_BITS,
       f"2 slots of {dfx.mreg_entries // 2} x {d * FP16_BITS} bits" ),
     ( "partial-sum buffer", 1, dfx.psum_entries, l * FP16_BITS,
