@@ -30,11 +30,12 @@ CELL_CLASSES = {
 }
 
 
-def synthesise( Model, out_dir, flatten=True ):
+def synthesise( Model, out_dir, flatten=True, timeout=None, cells=False ):
   """Cell counts by class.  `flatten=False` synthesises each distinct module
   once and sums over the hierarchy (`stat -top`): what makes a 64-lane
   design take seconds rather than hours, at the price of no optimisation
-  across module boundaries."""
+  across module boundaries.  `timeout` (s): Yosys is stopped after it
+  (subprocess.TimeoutExpired).  `cells=True`: (counts, {cell: n})."""
   m = Model()
   m.elaborate()
   m.set_metadata( YosysTranslationPass.enable, True )
@@ -46,18 +47,21 @@ def synthesise( Model, out_dir, flatten=True ):
     top = m.get_metadata( YosysTranslationPass.translated_top_module )
     flat = "-flatten " if flatten else ""
     script = f"read_verilog -sv {src}; synth_xilinx -family xcup {flat}-top {top}; stat -top {top}"
-    log = subprocess.run( [ "yosys", "-p", script ], capture_output=True, text=True, check=True ).stdout
+    log = subprocess.run( [ "yosys", "-p", script ], capture_output=True, text=True, check=True,
+                          timeout=timeout ).stdout
   finally:
     os.chdir( cwd )
   stat = log[ log.rindex( "Printing statistics" ): ]
   if not flatten:
     stat = stat[ stat.index( "=== design hierarchy ===" ): ]
   counts = dict.fromkeys( CELL_CLASSES, 0 )
+  found = {}
   for cell, n in re.findall( r"^\s+(\S+)\s+(\d+)\s*$", stat, re.M ):
+    found[ cell ] = found.get( cell, 0 ) + int( n )
     for cls, pattern in CELL_CLASSES.items():
       if re.fullmatch( pattern, cell ):
         counts[ cls ] += int( n )
-  return counts
+  return ( counts, found ) if cells else counts
 
 
 def main():

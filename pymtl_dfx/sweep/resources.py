@@ -95,8 +95,10 @@ def bram36( depth, width ):
   return min( math.ceil( width / w ) * math.ceil( depth / n ) for n, w in RAMB36_SHAPES )
 
 
-def _row( name, count, per, source, how ):
-  r = dict( name=name, count=count, source=source, how=how )
+def _row( name, count, per, source, how, adders=0 ):
+  """`adders`: FP16 adders in one of the `count` (Yosys puts them in
+  fabric; Xilinx's floating-point IP on two DSPs each)."""
+  r = dict( name=name, count=count, source=source, how=how, fp16_adders=count * adders )
   for k in RESOURCES:
     r[ k ] = round( count * per.get( k, 0 ) )
   return r
@@ -113,14 +115,16 @@ def estimate_resources( dfx ):
   rows = [
     _row( "MPU: MFU lanes", l, lane, syn if lane_synth else "extrapolated",
           f"{l} x MFU lane of d={d}" + ( "" if lane_synth else
-                                         " (linear in d through the lanes synthesised at d=4, 64)" ) ),
-    _row( "MPU: accumulator and post-op adders", 2 * l, ops( "add" ), syn, f"{2 * l} x FP16 add" ),
+                                         " (linear in d through the lanes synthesised at d=4, 64)" ),
+          adders=d - 1 ),
+    _row( "MPU: accumulator and post-op adders", 2 * l, ops( "add" ), syn, f"{2 * l} x FP16 add",
+          adders=1 ),
     _row( "MPU: post-op multipliers", l, ops( "mul" ), syn, f"{l} x FP16 mul" ),
     _row( "MPU: GELU", l, ops( "gelu" ), syn, f"{l} x FP16 gelu" ),
     _row( "MPU: max tree", l - 1, ops( "max" ), syn, f"{l - 1} x FP16 max" ),
     _row( "VPU: lanes", d, ops( "add", "mul", "exp", "recip", "rsqrt", "invpow2" ), syn,
-          f"{d} x (FP16 add, mul, exp, recip, rsqrt, invpow2)" ),
-    _row( "VPU: adder tree and accumulator", d, ops( "add" ), syn, f"{d} x FP16 add" ),
+          f"{d} x (FP16 add, mul, exp, recip, rsqrt, invpow2)", adders=1 ),
+    _row( "VPU: adder tree and accumulator", d, ops( "add" ), syn, f"{d} x FP16 add", adders=1 ),
     _row( "VPU: max tree and accumulator", d, ops( "max" ), syn, f"{d} x FP16 max" ),
   ]
   vrf = vrf_banks( dfx )
