@@ -33,8 +33,12 @@ response has not arrived are of one kind; a request of the other kind
 waits until every outstanding AXI response (every B, or every R) has
 arrived.  Then reads and writes complete in the order the core issued
 them, a read after a write to the same row sees the write, and a stream of
-one kind runs at one word per cycle when `outstanding` covers the slave's
-latency.
+one kind runs at one word per cycle when `outstanding` covers the round
+trip: a request's slot is free again latency + 5 cycles after it was taken
+behind an AxiMemSlaveRTL (3 of them here: the AR/AW register, the response
+FIFO, the slot count; 2 in the slave: its AR/AW and R/B registers), so
+outstanding >= latency + 5 (the config's 64 against HBM's 25 cycles).  A
+kind switch costs one round trip.
 
 Hardware: one address register shared by AR and AW (only one kind is on
 the bus at a time), the W data/strobe register, and a FIFO of

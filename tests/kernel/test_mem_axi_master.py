@@ -25,7 +25,8 @@ from pymtl_dfx.units.memory.MemoryRTL import MemoryRTL
 DEPTH = 16
 
 
-def spec_of( elems=8, latency=4, outstanding=8 ):
+# outstanding = latency + 5: what a stream needs at one word per cycle
+def spec_of( elems=8, latency=4, outstanding=9 ):
   return MemorySpec( "HBM", 1, Fraction( 1 ), latency, outstanding, DEPTH, elems )
 
 
@@ -173,10 +174,11 @@ def test_error_some_responses( cmdline_opts ):
 
 
 # with no stalls a run of one kind moves one word per cycle once the
-# pipeline is full: outstanding covers the latency plus the adapters' cycles
+# pipeline is full: outstanding covers the latency plus the adapters' five
+# cycles (the module docstring's rule)
 @pytest.mark.parametrize( "wr", [ 0, 1 ] )
 def test_one_word_per_cycle( wr, cmdline_opts ):
-  spec = spec_of( latency=6, outstanding=12 )
+  spec = spec_of()
   T = spec.types
   n = 30
   reqs = [ T["Req"]( wr, k % DEPTH, spec.all_elems, k + 1 ) for k in range( n ) ]
