@@ -51,12 +51,15 @@ class AxiMemSlaveRTL( Component ):
     E, D = spec.word_elems, FP16_BITS * spec.word_elems
     RB, A = spec.row_bits, MEM_ADDR_BITS
     Tag = mk_bitstruct( "AxiSlaveTag", { "wr": Bits1, "last": Bits1, "err": Bits1 } )
-    Span = mk_bits( PAGE_BITS + 9 )           # a page offset plus 256 beats of up to 4 KB
+    SW = PAGE_BITS + 9                        # a page offset plus 256 beats of up to 4 KB
+    Span = mk_bits( SW )
+    LW = SW - SH                              # a burst length's bits in bytes
     page_end = Span( PAGE_BYTES )
     step = mk_bits( A )( 1 << SH )
     one_beat = Span( 1 << SH )
     Low = mk_bits( SH )
-    assert SH + RB < A, ( SH, RB )
+    TOP = SH + RB                             # an offset's bits inside the memory
+    assert TOP < A, ( SH, RB )
 
     s.axi  = AxiSlaveIfc( A, D )
     s.req  = SendIfcRTL( spec.types["Req"] )
@@ -110,10 +113,10 @@ class AxiMemSlaveRTL( Component ):
     @update
     def up_axis_check():
       # a burst's bytes: (len + 1) << size, for the served size
-      s.ar_span @= zext( s.axi.araddr[ 0:PAGE_BITS ], PAGE_BITS + 9 ) + \
-                   concat( zext( s.axi.arlen, PAGE_BITS + 9 - SH ), Low( 0 ) ) + one_beat
-      s.aw_span @= zext( s.axi.awaddr[ 0:PAGE_BITS ], PAGE_BITS + 9 ) + \
-                   concat( zext( s.axi.awlen, PAGE_BITS + 9 - SH ), Low( 0 ) ) + one_beat
+      s.ar_span @= zext( s.axi.araddr[ 0:PAGE_BITS ], SW ) + \
+                   concat( zext( s.axi.arlen, LW ), Low( 0 ) ) + one_beat
+      s.aw_span @= zext( s.axi.awaddr[ 0:PAGE_BITS ], SW ) + \
+                   concat( zext( s.axi.awlen, LW ), Low( 0 ) ) + one_beat
       s.ar_bad_in @= ( s.axi.arburst != BURST_INCR ) | ( s.axi.arsize != SH ) | \
                      ( s.axi.arid != 0 ) | ( s.ar_span > page_end )
       s.aw_bad_in @= ( s.axi.awburst != BURST_INCR ) | ( s.axi.awsize != SH ) | \
@@ -135,11 +138,11 @@ class AxiMemSlaveRTL( Component ):
       s.off @= s.cur - s.base
       if s.go_wr:
         s.beat_bad @= s.aw_bad | ( s.w_last != ( s.aw_left == 0 ) ) | ( s.half != 0 ) | \
-                      ( s.off[ 0:SH ] != 0 ) | ( s.off[ SH + RB:A ] != 0 )
+                      ( s.off[ 0:SH ] != 0 ) | ( s.off[ TOP:A ] != 0 )
       else:
-        s.beat_bad @= s.ar_bad | ( s.off[ 0:SH ] != 0 ) | ( s.off[ SH + RB:A ] != 0 )
+        s.beat_bad @= s.ar_bad | ( s.off[ 0:SH ] != 0 ) | ( s.off[ TOP:A ] != 0 )
       s.req.msg.wr @= s.go_wr
-      s.req.msg.row @= s.off[ SH:SH + RB ]
+      s.req.msg.row @= s.off[ SH:TOP ]
       if s.go_wr & ~s.beat_bad:
         s.req.msg.strb @= s.e_strb
       else:

@@ -76,7 +76,7 @@ class InstFetchRTL( Component ):
     s.busy  = OutPort()
     s.error = OutPort()
 
-    s.buf = FifoRTL( InstMsg, entries )
+    s.fifo = FifoRTL( InstMsg, entries )
     s.ar_v     = Wire()
     s.ar_addr  = Wire( A )
     s.next     = Wire( A )            # the next read's address
@@ -105,16 +105,16 @@ class InstFetchRTL( Component ):
     s.axi.wstrb   //= 0
     s.axi.wlast   //= 1
     s.axi.bready  //= 1
-    s.buf.enq.msg //= s.axi.rdata[ 0:INST_BITS ]
-    s.buf.enq.val //= s.axi.rvalid
-    s.inst //= s.buf.deq
+    s.fifo.enq.msg //= s.axi.rdata[ 0:INST_BITS ]
+    s.fifo.enq.val //= s.axi.rvalid
+    s.inst //= s.fifo.deq
 
     @update
     def up_fetch_comb():
       s.go @= s.start & ~s.busy & ( s.count != 0 )
       s.issue @= s.busy & ( s.to_issue != 0 ) & ( s.held < full ) & \
                  ( ~s.ar_v | s.axi.arready )
-      s.gave @= s.buf.deq.val & s.inst.rdy
+      s.gave @= s.fifo.deq.val & s.inst.rdy
 
     @update_ff
     def up_fetch_ff():

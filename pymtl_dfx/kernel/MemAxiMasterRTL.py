@@ -84,6 +84,7 @@ class MemAxiMasterRTL( Component ):
     CW = N.bit_length()
     Cnt, Low = mk_bits( CW ), mk_bits( SH )
     full = Cnt( N )
+    RW = A - SH                  # the row's bits in an address
 
     s.req   = RecvIfcRTL( Req )
     s.resp  = SendIfcRTL( Resp )
@@ -135,7 +136,7 @@ class MemAxiMasterRTL( Component ):
 
     @update
     def up_axim_addr():
-      s.addr_in @= s.base + concat( zext( s.req.msg.row, A - SH ), Low( 0 ) )
+      s.addr_in @= s.base + concat( zext( s.req.msg.row, RW ), Low( 0 ) )
 
     @update
     def up_axim_take():
