@@ -40,6 +40,7 @@ class LiteMasterSim:
     s.w_first = w_first
     s.max_cycles = max_cycles
     s.cycles = 0                 # clock cycles this master has spent
+    s.last_write = None          # (AW, W, B) handshake cycles of the last write, from its first
     s._eval = getattr( model, "sim_eval_combinational", lambda: None )
     table = widths( AXI4_LITE, addr_bits=1, data_bits=LITE_DATA_BITS )
     missing = [ n for n in table if not hasattr( model, f"{prefix}_{n}" ) ]
@@ -76,6 +77,7 @@ class LiteMasterSim:
     s._set( "wdata", value & 0xFFFFFFFF )
     s._set( "wstrb", strb )
     aw_done = w_done = False
+    at = [ None, None, None ]
     s._set( "wvalid", 1 )
     s._set( "awvalid", 0 if s.w_first else 1 )
     for n in range( s.max_cycles ):
@@ -88,12 +90,14 @@ class LiteMasterSim:
       resp = s._get( "bresp" )
       s._cycle()
       if aw_hs:
-        aw_done = True
+        aw_done, at[ 0 ] = True, n
         s._set( "awvalid", 0 )
       if w_hs:
-        w_done = True
+        w_done, at[ 1 ] = True, n
         s._set( "wvalid", 0 )
       if b_hs:
+        at[ 2 ] = n
+        s.last_write = tuple( at )
         s._eval()
         s._check( "write", offset, resp )
         return

@@ -7,7 +7,7 @@ pulses `done` at k = arg `inst_count` (the latched value), so `cycles` must
 read inst_count.  Each unit u issues and retires at the fixed k of
 `PATTERN[u]` (the expected busy counts follow from `busy_reference`).  The
 test drives the error and ring lines directly (`inject_err`, bit b = error
-bit b, and `inject_tx_fire`, ...).  `runs` counts start pulses, `run_len`
+bit b, and `inject_tx_fire`, ...).  `irq` is the interrupt output, `runs` counts start pulses, `run_len`
 and `arg_<name>` show the arguments as the kernel received them.
 """
 
@@ -99,7 +99,10 @@ class CtrlTestTop( Component ):
     s.kernel = FakeKernelRTL()
     flat_ports( s, PREFIX, AXI4_LITE, False, s.regs.s_axi,
                 addr_bits=CTRL_ADDR_BITS, data_bits=LITE_DATA_BITS )
-    s.interrupt = OutPort()
+    # ControlRegsRTL's `interrupt` (Vitis's name for the kernel's output) is
+    # `irq` here: `interrupt` is a C++ keyword Verilator renames in the C++
+    # of a top port, which pymtl3's import then cannot find
+    s.irq = OutPort()
     s.busy = OutPort()
     s.runs = OutPort( 8 )
     s.run_len = OutPort( 32 )
@@ -108,7 +111,7 @@ class CtrlTestTop( Component ):
     s.inject_rx_fire = InPort()
     s.inject_tx_stall = InPort()
 
-    s.interrupt //= s.regs.interrupt
+    s.irq //= s.regs.interrupt
     s.busy //= s.regs.busy
     s.runs //= s.kernel.runs
     s.run_len //= s.regs.arg_inst_count
