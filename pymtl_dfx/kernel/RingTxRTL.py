@@ -34,7 +34,7 @@ class RingTxRTL( Component ):
     s.pkt = RecvIfcRTL( Packet )
     s.axis = AxisMasterIfc( data_bits )
 
-    s.buf = Wire( Packet )          # the packet being sent
+    s.held = Wire( Packet )          # the packet being sent
     s.full = Wire()
     s.beat = Wire( B )              # the beat on the bus
     s.beats = [ Wire( Data ) for _ in range( nb ) ]
@@ -44,7 +44,7 @@ class RingTxRTL( Component ):
     # the layout, as wires: each beat's slices are the packet's fields
     for x in L.slots:
       connect( s.beats[ x.beat ][ x.lo:x.lo + x.nbits ],
-               field_of( s.buf, x )[ x.field_lo:x.field_lo + x.nbits ] )
+               field_of( s.held, x )[ x.field_lo:x.field_lo + x.nbits ] )
     for b, lo, n in L.gaps():
       connect( s.beats[ b ][ lo:lo + n ], mk_bits( n )( 0 ) )
 
@@ -67,7 +67,7 @@ class RingTxRTL( Component ):
         s.full <<= 0
         s.beat <<= 0
       elif s.take:
-        s.buf <<= s.pkt.msg
+        s.held <<= s.pkt.msg
         s.full <<= 1
         s.beat <<= 0
       elif s.full & s.axis.tready:
