@@ -2,7 +2,8 @@
 
 `RouterRing(level, cfg, cores)` has, per core i, the register-file
 manager's ports cmd{i}, rf_rd{i}, rf_wr{i}, done{i}; router i's ring_send
-goes through link i to router (i + 1) % cores.  Levels: fl = RouterFL
+goes through link i to router (i + 1) % cores; router i's core_id input is
+tied to i.  Levels: fl = RouterFL
 + LinkCL, cl = RouterCL + LinkCL, rtl = RouterRTL + LinkRTL.
 
 `run_ring(...)` drives it like `run_stream_test` (random source / sink
@@ -18,6 +19,7 @@ from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, RecordSinkRTL, received
 from .wide_ports import WidePortsRTL, connect_stream
 from ..units.router.models import LINK_MODELS, MODELS as ROUTER_MODELS
+from ..units.router.ports import CoreIdT
 from ..units.router.streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages
 
 
@@ -30,6 +32,7 @@ class RouterRing( Component ):
     s.routers = [ Router( cfg, i, cores, fwd_entries ) for i in range( cores ) ]
     s.links = [ Link( cfg, T["Packet"] ) for _ in range( cores ) ]
     for i, r in enumerate( s.routers ):
+      r.core_id //= CoreIdT( i )
       setattr( s, f"cmd{i}", RecvIfcRTL( T["Cmd"] ) )
       setattr( s, f"rf_rd{i}", RecvIfcRTL( T["Rd"] ) )
       setattr( s, f"rf_wr{i}", SendIfcRTL( T["Wr"] ) )
