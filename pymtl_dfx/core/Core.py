@@ -68,7 +68,6 @@ from ..units.vpu.models import MODELS as VPU_MODELS
 
 CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
 UNIT_NAMES = ( "ctrl", "dma", "rfm", "mpu", "vpu", "router", "wfifo", "hbm", "ddr" )
-POSITIONED = ( "rfm", "router" )     # the units with the core_id input
 
 
 class CoreConfigError( ValueError ):
@@ -219,10 +218,12 @@ class Core( Component ):
     s.idle = OutPort()
     s.issued = OutPort( len( UNITS ) )
     s.retired = OutPort( len( UNITS ) )
+    # the ring position the netlist hands to the router and the manager
     if runtime_id:
       s.core_id = InPort( CoreIdT )
-    for u in POSITIONED:
-      getattr( s, u ).core_id //= s.core_id if runtime_id else CoreIdT( core_id )
+    else:
+      s.core_id = Wire( CoreIdT )
+      s.core_id //= CoreIdT( core_id )
 
     # every unit-to-unit channel and the boundary's, from the one declaration
     for ch in NETLIST:

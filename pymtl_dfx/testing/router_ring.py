@@ -2,8 +2,9 @@
 
 `RouterRing(level, cfg, cores)` has, per core i, the register-file
 manager's ports cmd{i}, rf_rd{i}, rf_wr{i}, done{i}; router i's ring_send
-goes through link i to router (i + 1) % cores; router i's core_id input is
-tied to i.  Levels: fl = RouterFL
+goes through link i to router (i + 1) % cores.  The routers are built
+without a position (one RTL module for all of them, as in `Core`) and
+router i's core_id input is tied to i.  Levels: fl = RouterFL
 + LinkCL, cl = RouterCL + LinkCL, rtl = RouterRTL + LinkRTL.
 
 `run_ring(...)` drives it like `run_stream_test` (random source / sink
@@ -29,7 +30,7 @@ class RouterRing( Component ):
   def construct( s, level, cfg, cores, fwd_entries=2 ):
     Router, Link = ROUTER_MODELS[ level ], LINK_MODELS[ level ]
     T = mk_router_types( cfg )
-    s.routers = [ Router( cfg, i, cores, fwd_entries ) for i in range( cores ) ]
+    s.routers = [ Router( cfg, None, cores, fwd_entries ) for i in range( cores ) ]
     s.links = [ Link( cfg, T["Packet"] ) for _ in range( cores ) ]
     for i, r in enumerate( s.routers ):
       r.core_id //= CoreIdT( i )
