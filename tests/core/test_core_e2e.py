@@ -157,9 +157,13 @@ def test_generate_on_cores( case, cores, d, cmdline_opts ):
 # the ring position as each core's input (`Core(..., runtime_id=True)`, as
 # the FPGA kernel has it; the appliance ties core i's to i): one core module
 # for every position, the same tokens, logit bits and cycles as the cores
-# built for their positions
-@pytest.mark.parametrize( "cores", [ 2, 4 ] )
+# built for their positions (2 cores: a 4-core CL run takes minutes; the
+# RTL router ring and the RTL manager check positions 0..3 and 0..2)
+@pytest.mark.parametrize( "cores", [ 2 ] )
 def test_runtime_ring_positions( cores ):
+  if not FULL:
+    pytest.skip( "a second 2-core CL generation (~40 s) exceeds make test's budget: "
+                 "set DFX_CORE_E2E_FULL=1" )
   from pymtl_dfx.appliance.backend import backend_for
   _, cm = compiled( cores )
   host = Host( cm, backend=backend_for( cm, "cl", runtime_id=True, **SMALL[32][1] ) )

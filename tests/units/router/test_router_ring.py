@@ -85,7 +85,7 @@ def test_one_router_module_serves_every_position( tmp_path ):
   from pymtl_dfx.core.verilog import modules
   from pymtl_dfx.rtlgen import translate
   from pymtl_dfx.testing.router_ring import RouterRing
-  cfg = CFG.replace( d=4, router_words=4 )
+  cfg = CFG
   path, _ = translate( RouterRing( "rtl", cfg, 4 ), str( tmp_path ) )
   found = modules( open( path ).read() )
   routers = [ n for n in found if n.startswith( "RouterRTL" ) ]
