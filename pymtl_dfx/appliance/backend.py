@@ -96,20 +96,22 @@ class FuncBackend:
 class StreamBackend:
   """`cores` `core.Core`s at `level` (and `levels` per unit) inside
   `drivers.HostTop`, memories of hbm_depth / ddr_depth rows per channel.
-  `max_cycles` bounds a step (default: `liveness.cycle_limit`)."""
+  `max_cycles` bounds a step (default: `liveness.cycle_limit`);
+  `runtime_id`: the cores' ring positions as inputs (`Appliance`)."""
 
   data = True
   counts_busy, stalls = True, None
 
   def __init__( s, cfg, cores, level, levels, hbm_depth, ddr_depth, line_trace=False,
-                max_cycles=None ):
+                max_cycles=None, runtime_id=False ):
     s.cfg, s.cores, s.level = cfg, cores, level
     s.max_cycles, s.line_trace = max_cycles, line_trace
     T = mk_dma_types( cfg )
     s.specs = { m: T[m] for m in MEMS }
     s.depth = { "hbm": hbm_depth, "ddr": ddr_depth }
     whole = level == "verilog"
-    top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level )
+    top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level,
+                   runtime_id )
     t0 = time.perf_counter()
     s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace )
     s.build_seconds = time.perf_counter() - t0
@@ -325,7 +327,7 @@ class PerfBackend:
 
 
 def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, ddr_depth=None,
-                 line_trace=False, fold=True ):
+                 line_trace=False, fold=True, runtime_id=False ):
   """The backend of `level` (LEVELS, or "perf") for a compiled model (or a
   `perf.Planned` one: no memory images, so not func), memory depths by
   default the smallest that hold the images or the layout, the images
@@ -363,7 +365,7 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
     b = KernelBackend( cfg, compiled.cores, depth["hbm"], depth["ddr"], line_trace, max_cycles )
   else:
     b = StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"], line_trace,
-                       max_cycles )
+                       max_cycles, runtime_id )
   if images is not None:
     b.load( images )
   return b

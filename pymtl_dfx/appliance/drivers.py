@@ -81,8 +81,8 @@ class HostMemPort( Component ):
 class HostTop( Component ):
   """The appliance with one word source per core and its host ports' drivers."""
 
-  def construct( s, cfg, cores, levels, hbm_depth, ddr_depth, level ):
-    s.dut = Appliance( cfg, cores, levels, hbm_depth, ddr_depth, level )
+  def construct( s, cfg, cores, levels, hbm_depth, ddr_depth, level, runtime_id=False ):
+    s.dut = Appliance( cfg, cores, levels, hbm_depth, ddr_depth, level, runtime_id )
     T = mk_dma_types( cfg )
     s.src = [ WordSource( InstMsg ) for _ in range( cores ) ]
     s.hbm = [ HostMemPort( mk_host_types( T["hbm"] ) ) for _ in range( cores ) ]

@@ -32,6 +32,15 @@ memory IP),
 handshake in this cycle (units as `ControlUnitFL.UNITS`), so the host can
 attribute cycles to instructions from the core's boundary at every level,
 a Verilated core included.
+
+The ring position: the router and the register file manager read it from
+their `core_id` input (`units/router/ports.py`) and are built without it,
+so their modules are the same for every core.  By default the core ties
+those inputs to its constant `core_id`; with `runtime_id=True` the core
+has an 8-bit input `core_id` instead (the FPGA kernel's, one image for
+every card of a ring: the `core_id` argument is then not used and may be
+None, which makes one Core module for every core; `cores` stays an
+elaboration parameter).
 """
 
 from pymtl3 import *
@@ -54,6 +63,7 @@ from ..units.mpu.models import MODELS as MPU_MODELS
 from ..units.regfile.models import MODELS as REGFILE_MODELS
 from ..units.router.models import MODELS as ROUTER_MODELS
 from ..units.router.msgs import mk_ring_packet
+from ..units.router.ports import CoreIdT
 from ..units.vpu.models import MODELS as VPU_MODELS
 
 CORE_LEVELS = ( "fl", "cl", "rtl", "verilog" )
@@ -105,10 +115,11 @@ def _by_level( models, make ):
 BUILDERS = {
   "ctrl":   _by_level( CONTROL_MODELS, lambda M, cfg, **_: M( cfg ) ),
   "dma":    _by_level( DMA_MODELS, lambda M, cfg, **_: M( cfg ) ),
-  "rfm":    _by_level( REGFILE_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  # built without the position (None): they read it from their core_id port
+  "rfm":    _by_level( REGFILE_MODELS, lambda M, cfg, cores, **_: M( cfg, None, cores ) ),
   "mpu":    _by_level( MPU_MODELS, lambda M, cfg, **_: M( cfg ) ),
   "vpu":    _by_level( VPU_MODELS, lambda M, cfg, **_: M( cfg.d, cfg ) ),
-  "router": _by_level( ROUTER_MODELS, lambda M, cfg, core_id, cores, **_: M( cfg, core_id, cores ) ),
+  "router": _by_level( ROUTER_MODELS, lambda M, cfg, cores, **_: M( cfg, None, cores ) ),
   # FL: unbounded, as the FL control unit's sequential meaning needs (an
   # `hbm_read mpu` completes before its matrix instruction issues, so the
   # whole matrix waits in the FIFO); CL and RTL: cfg.weight_fifo_entries
@@ -168,17 +179,18 @@ def join( a, b ):
 class Core( Component ):
 
   def construct( s, cfg, core_id, cores, levels=None, hbm_depth=1024, ddr_depth=256,
-                 level=None, memories=True ):
+                 level=None, memories=True, runtime_id=False ):
     if cfg.cores != cores:
       raise CoreConfigError( f"core: cfg.cores={cfg.cores} but the appliance has {cores} "
                              f"cores (the scoreboard's sync footprint uses cfg.cores)" )
+    if not runtime_id and not 0 <= core_id < cores:
+      raise CoreConfigError( f"core: core {core_id} of {cores} (0..{cores - 1})" )
     s.levels = resolve_levels( levels, level )
-    s.core_id = core_id
+    s.runtime_id = runtime_id
     T = mk_dma_types( cfg )
     Packet = mk_ring_packet( cfg )
     s.imported = []            # units to translate and import on their own
-    kw = dict( core_id=core_id, cores=cores, hbm_depth=hbm_depth, ddr_depth=ddr_depth,
-               W=T["W"] )
+    kw = dict( cores=cores, hbm_depth=hbm_depth, ddr_depth=ddr_depth, W=T["W"] )
     # memories=False: the FPGA build's core, whose HBM/DDR channels are ports
     # (AXI masters to the memory IP on the U280); the tests' memories inside
     # the core are simulation models
@@ -206,6 +218,12 @@ class Core( Component ):
     s.idle = OutPort()
     s.issued = OutPort( len( UNITS ) )
     s.retired = OutPort( len( UNITS ) )
+    # the ring position the netlist hands to the router and the manager
+    if runtime_id:
+      s.core_id = InPort( CoreIdT )
+    else:
+      s.core_id = Wire( CoreIdT )
+      s.core_id //= CoreIdT( core_id )
 
     # every unit-to-unit channel and the boundary's, from the one declaration
     for ch in NETLIST:

@@ -14,8 +14,9 @@ writes and its `tick` (or the appliance's cycle) reads:
   "val"   the producer's val
   "rdys" / "fires"   per memory channel, a list
   None    not timed: the memories' host ports (images are loaded and
-          results read outside the timed steps) and the idle wire (the
-          appliance asks `CoreTiming.idle()`)
+          results read outside the timed steps), the idle wire (the
+          appliance asks `CoreTiming.idle()`) and the ring position (a
+          constant in a run)
 
 `where` says who reads it: "core" (perf's `CoreTiming.tick`) or
 "appliance" (the ring, `perf/appliance.py`).  The order is Core's
@@ -36,6 +37,9 @@ NETLIST = (
   # control unit <-> execution units
   Channel( "inst",        ( "core", "inst" ),            ( "ctrl", "inst" ),          "fire" ),
   Channel( "idle",        ( "ctrl", "idle" ),            ( "core", "idle" ),          None, None ),
+  # the ring position (`Core`: its core_id input, or a wire tied to its constant)
+  Channel( "rfm_core_id",    ( "core", "core_id" ),      ( "rfm", "core_id" ),        None, None ),
+  Channel( "router_core_id", ( "core", "core_id" ),      ( "router", "core_id" ),     None, None ),
   Channel( "dma_inst",    ( "ctrl", "issue", DMA ),      ( "dma", "inst" ),           "fire" ),
   Channel( "dma_done",    ( "dma", "done" ),             ( "ctrl", "done", DMA ),     "fire" ),
   Channel( "mpu_inst",    ( "ctrl", "issue", MPU ),      ( "rfm", "mpu_inst" ),       "fire" ),

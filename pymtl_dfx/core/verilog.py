@@ -8,8 +8,8 @@ reason) and writes, all or nothing:
 
   <top>.v        the whole core: one top module, every unit beneath it
   filelist.f     the sources in compile order (one file today)
-  config.json    the DFXConfig it was built for, the top's name, the
-                 pymtl_dfx version and the lint result
+  config.json    the DFXConfig it was built for, the top's name and ports,
+                 the pymtl_dfx version and the lint result
   lint.log       Verilator's warnings
 
 The Verilator runs of the tests translate the same units with the same
@@ -32,9 +32,33 @@ class VerilogError( ValueError ):
 
 
 def fpga_core( cfg ):
-  """The core an FPGA build takes: every unit RTL, memories outside."""
+  """The core an FPGA build takes: every unit RTL, memories outside, the
+  ring position an input (`runtime_id`: one image for every card of a
+  ring of cfg.cores)."""
   from .Core import Core
-  return Core( cfg, 0, cfg.cores, level="rtl", memories=False )
+  return Core( cfg, None, cfg.cores, level="rtl", memories=False, runtime_id=True )
+
+
+def top_ports( core ):
+  """The written top's ports, as `rtlgen.translate` wraps `core`
+  (`WidePortsRTL`): each plain port (dir, bits) - the status outputs idle,
+  issued, retired and the input core_id - and each val/rdy stream (dir of
+  its message, message bits, channels for a list, split into fields when
+  wider than pymtl3's port limit); pymtl3 names a stream's signals
+  NAME__msg, NAME__val, NAME__rdy (lists: arrays of them)."""
+  from ..testing.wide_ports import is_wide, plain_ports, stream_ports
+  ports = {}
+  for name, ( port, is_in ) in plain_ports( core ).items():
+    first = port[0] if isinstance( port, list ) else port
+    ports[ name ] = dict( dir="in" if is_in else "out", bits=first._dsl.Type.nbits )
+  streams = {}
+  for name, ( ifc, is_recv ) in stream_ports( core ).items():
+    first = ifc[0] if isinstance( ifc, list ) else ifc
+    Type = first.msg._dsl.Type
+    streams[ name ] = dict( dir="in" if is_recv else "out", bits=Type.nbits,
+                            channels=len( ifc ) if isinstance( ifc, list ) else None,
+                            fields=is_wide( Type ) )
+  return dict( plain=ports, streams=streams )
 
 
 def modules( verilog_text ):
@@ -69,8 +93,9 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
     os.makedirs( parent, exist_ok=True )
     os.mkdir( work, 0o700 )
     mine = True
-    path, top = translate( fpga_core( cfg ), work )
-    record = dict( top=top, files=[ f"{top}.v" ], config=cfg.to_dict(),
+    core = fpga_core( cfg )
+    path, top = translate( core, work )
+    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(),
                    pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
     if lint:
       record["lint"], log = lint_record( path, top )

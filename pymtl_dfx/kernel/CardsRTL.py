@@ -2,7 +2,7 @@
 image for all, told their ring position by a register), each with its HBM,
 DDR and program memory behind AXI4 slaves, joined in a ring by link models.
 
-    ctl{i}_* (AXI4-Lite from the host) -> kernel i -> interrupt[i]
+    ctl{i}_* (AXI4-Lite from the host) -> kernel i -> irq[i] (its interrupt)
     kernel i m_axi_hbmNN -> AxiMemSlaveRTL -> hbm[i] channel NN  (host port hbm_host_*[i])
     kernel i m_axi_ddrN  -> AxiMemSlaveRTL -> ddr[i] port N      (host port ddr_host_*[i])
     kernel i m_axi_inst  -> AxiMemSlaveRTL -> imem[i]            (host port inst_host_*[i])
@@ -63,14 +63,14 @@ class CardsRTL( Component ):
       H = mk_host_types( specs[m] )
       setattr( s, f"{m}_host_req", [ RecvIfcRTL( H["Req"] ) for _ in range( n ) ] )
       setattr( s, f"{m}_host_resp", [ SendIfcRTL( H["Resp"] ) for _ in range( n ) ] )
-    s.interrupt = [ OutPort() for _ in range( n ) ]
+    s.irq = [ OutPort() for _ in range( n ) ]   # Verilator renames a top port named interrupt
     s.fail = [ InPort() for _ in range( n ) ]
 
     mems = [ b for b in buses( cfg ) if b.memory ]
     s.slaves = [ [ AxiMemSlaveRTL( specs[ b.memory ] ) for b in mems ] for _ in range( n ) ]
     lite = widths( AXI4_LITE, addr_bits=CTRL_ADDR_BITS, data_bits=32 )
     for i, k in enumerate( s.kernels ):
-      s.interrupt[i] //= k.interrupt
+      s.irq[i] //= k.interrupt
       for m in ( "hbm", "ddr", "inst" ):
         getattr( s, f"{m}_host_req" )[i] //= getattr( s, m )[i].host_req
         getattr( s, m )[i].host_resp //= getattr( s, f"{m}_host_resp" )[i]

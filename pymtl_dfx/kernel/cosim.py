@@ -62,11 +62,11 @@ class KernelHostTop( Component ):
       for i, p in enumerate( ports ):
         p.req //= getattr( s.dut, f"{m}_host_req" )[i]
         getattr( s.dut, f"{m}_host_resp" )[i] //= p.resp
-    s.interrupt = [ OutPort() for _ in range( n ) ]
+    s.irq = [ OutPort() for _ in range( n ) ]
     s.fail = [ InPort() for _ in range( n ) ]
     lite = widths( AXI4_LITE, addr_bits=CTRL_ADDR_BITS, data_bits=32 )
     for i in range( n ):
-      s.interrupt[i] //= s.dut.interrupt[i]
+      s.irq[i] //= s.dut.irq[i]
       s.fail[i] //= s.dut.fail[i]
       for sig, ( bits, by_master ) in lite.items():
         port = InPort( bits ) if by_master else OutPort( bits )
@@ -146,10 +146,10 @@ class KernelBackend( StreamBackend ):
     for c in s.ctl:
       c.start()
     n = 0
-    while not all( int( s.top.interrupt[i] ) for i in range( s.cores ) ):
+    while not all( int( s.top.irq[i] ) for i in range( s.cores ) ):
       if n >= limit:
         raise StepTimeout( f"{what}: no ap_done from card(s) "
-                           f"{[ i for i in range( s.cores ) if not int( s.top.interrupt[i] ) ]} "
+                           f"{[ i for i in range( s.cores ) if not int( s.top.irq[i] ) ]} "
                            f"in {limit} cycles" )
       s._tick()
       n += 1

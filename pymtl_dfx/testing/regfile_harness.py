@@ -34,6 +34,7 @@ from ..units.mpu.msgs import MPUCmd, mk_mpu_types
 from ..units.mpu.semantics import matrix_op
 from ..units.mpu.streams import expected_out, mpu_cmd, mpu_streams
 from ..units.router.msgs import mk_ring_packet
+from ..units.router.ports import CoreIdT
 from ..units.router.streams import RouterCmd, apply_writes, rd_messages, write_of
 from ..units.vpu.msgs import BINARY, VPUCmd
 from ..units.vpu.streams import n_chunks, out_messages, request_streams, to_msgs, write_back
@@ -51,18 +52,22 @@ READBACK = ( "rf_rd", )
 
 
 class RFMProgram:
-  """Sources and sinks (port -> (Type, msgs)), the final register file and
-  the MPU's weight stream (`weights`: (Type, msgs))."""
+  """Sources and sinks (port -> (Type, msgs)), the final register file, the
+  MPU's weight stream (`weights`: (Type, msgs)) and the ring position the
+  program is for (`core_id`: its router_rd messages are that core's
+  segments; the harness drives the manager's core_id input with it)."""
 
-  def __init__( s, sources, sinks, final, weights=None ):
+  def __init__( s, sources, sinks, final, weights=None, core_id=0 ):
     s.sources, s.sinks, s.final, s.weights = sources, sinks, final, weights
+    s.core_id = core_id
 
   def with_engines( s ):
     """The program for a manager with its engines attached
     (`RFMWithEngines`): the engine-side ports are inside; the weights come
     in on mpu_w."""
     keep = lambda ports: { p: v for p, v in ports.items() if p not in ENGINE_SIDE }
-    return RFMProgram( { **keep( s.sources ), "mpu_w": s.weights }, keep( s.sinks ), s.final )
+    return RFMProgram( { **keep( s.sources ), "mpu_w": s.weights }, keep( s.sinks ), s.final,
+                       core_id=s.core_id )
 
 
 def _vpu_insts( rng, cfg, lo, hi, n_insts ):
@@ -197,7 +202,7 @@ def build_program( cfg, ref, vpu=(), mpu=(), syncs=(), core_id=0, cores=None, se
     "rf_rd_resp": ( T["Entry"], to_msgs( ref.mem, cfg.d ) ),
   }
   W = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"]
-  return RFMProgram( sources, sinks, ref, ( W, mmsgs["w"] ) )
+  return RFMProgram( sources, sinks, ref, ( W, mmsgs["w"] ), core_id )
 
 
 def random_register_file( cfg, seed ):
@@ -232,6 +237,7 @@ class RFMHarness( Component ):
 
   def construct( s, dut, prog, max_delay=0, seed=0 ):
     s.dut = dut
+    s.dut.core_id //= CoreIdT( prog.core_id )
     s.srcs, s.sinks = {}, {}
     for i, ( port, ( Type, msgs ) ) in enumerate( sorted( prog.sources.items() ) ):
       src = DelaySourceRTL( Type, msgs, max_delay, seed + 2 * i )

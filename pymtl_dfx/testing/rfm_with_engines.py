@@ -1,7 +1,8 @@
 """The register file manager with the VPU and MPU engines attached, at one
 level (fl: the stream FL manager and FL engines; cl; rtl): the manager's
 DMA, router and *_inst / *_done ports outside, plus the MPU engine's weight
-port `mpu_w`.  For end-to-end checks and the cycle report: the engines'
+port `mpu_w`, and the manager's ring position input `core_id`.  For
+end-to-end checks and the cycle report: the engines'
 real latencies between the manager's requests and its write-backs."""
 
 from pymtl3 import *
@@ -11,6 +12,7 @@ from ..units.mpu.models import MODELS as MPU_MODELS
 from ..units.mpu.msgs import mk_mpu_types
 from ..units.vpu.models import MODELS as VPU_MODELS
 from ..units.regfile.models import MODELS as RFM_MODELS
+from ..units.router.ports import CoreIdT
 
 OUTSIDE = ( "rf_wr", "rf_rd", "rf_rd_resp", "vpu_inst", "vpu_done", "mpu_inst", "mpu_done",
             "router_inst", "router_cmd", "router_rd", "router_wr" )
@@ -31,6 +33,8 @@ class RFMWithEngines( Component ):
       connect( getattr( s, name ), inner )
     s.mpu_w = RecvIfcRTL( mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["W"] )
     s.mpu_w //= s.mpu.w
+    s.core_id = InPort( CoreIdT )
+    s.core_id //= s.rfm.core_id
 
     s.rfm.vpu_cmd //= s.vpu.cmd
     s.rfm.vpu_a //= s.vpu.a

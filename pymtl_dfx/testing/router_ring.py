@@ -2,7 +2,9 @@
 
 `RouterRing(level, cfg, cores)` has, per core i, the register-file
 manager's ports cmd{i}, rf_rd{i}, rf_wr{i}, done{i}; router i's ring_send
-goes through link i to router (i + 1) % cores.  Levels: fl = RouterFL
+goes through link i to router (i + 1) % cores.  The routers are built
+without a position (one RTL module for all of them, as in `Core`) and
+router i's core_id input is tied to i.  Levels: fl = RouterFL
 + LinkCL, cl = RouterCL + LinkCL, rtl = RouterRTL + LinkRTL.
 
 `run_ring(...)` drives it like `run_stream_test` (random source / sink
@@ -18,6 +20,7 @@ from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, RecordSinkRTL, received
 from .wide_ports import WidePortsRTL, connect_stream
 from ..units.router.models import LINK_MODELS, MODELS as ROUTER_MODELS
+from ..units.router.ports import CoreIdT
 from ..units.router.streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages
 
 
@@ -27,9 +30,10 @@ class RouterRing( Component ):
   def construct( s, level, cfg, cores, fwd_entries=2 ):
     Router, Link = ROUTER_MODELS[ level ], LINK_MODELS[ level ]
     T = mk_router_types( cfg )
-    s.routers = [ Router( cfg, i, cores, fwd_entries ) for i in range( cores ) ]
+    s.routers = [ Router( cfg, None, cores, fwd_entries ) for i in range( cores ) ]
     s.links = [ Link( cfg, T["Packet"] ) for _ in range( cores ) ]
     for i, r in enumerate( s.routers ):
+      r.core_id //= CoreIdT( i )
       setattr( s, f"cmd{i}", RecvIfcRTL( T["Cmd"] ) )
       setattr( s, f"rf_rd{i}", RecvIfcRTL( T["Rd"] ) )
       setattr( s, f"rf_wr{i}", SendIfcRTL( T["Wr"] ) )

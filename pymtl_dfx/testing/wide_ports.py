@@ -5,9 +5,13 @@ and Bits stop at 1,023 bits, so a d = 64 vector of FP16 (1,024 bits) or an
 MFU weight tile cannot cross the boundary as one bitstruct.
 `WidePortsRTL(dut)` wraps the DUT with the same val/rdy interfaces, except
 that each message is a group of ports, one per bitstruct field (a list
-field becomes a list of ports).  The wrapper is what gets translated; the
-harness connects sources and sinks to its fields.  Inside the wrapper the
-wires are the DUT's own, so the translated hardware is unchanged.
+field becomes a list of ports).  The DUT's plain ports (an InPort or
+OutPort of its own, or a list of them, e.g. a core's `idle`, `issued`,
+`retired` and `core_id`; not clk and reset, which the wrapper drives) pass
+through under the same names and types.  The wrapper is what gets
+translated; the harness connects sources and sinks to its fields.  Inside
+the wrapper the wires are the DUT's own, so the translated hardware is
+unchanged.
 """
 
 from pymtl3 import *
@@ -38,6 +42,19 @@ def _direction( obj ):
   if isinstance( obj, SendIfcRTL ):
     return False
   return None
+
+
+def plain_ports( component ):
+  """The component's own InPorts and OutPorts and lists of them but clk and
+  reset, name -> (port or list, is_in)."""
+  ports = {}
+  for name, obj in sorted( vars( component ).items() ):
+    if name in ( "clk", "reset" ):
+      continue
+    first = obj[0] if isinstance( obj, list ) and obj else obj
+    if isinstance( first, ( InPort, OutPort ) ):
+      ports[ name ] = ( obj, isinstance( first, InPort ) )
+  return ports
 
 
 def stream_ports( component ):
@@ -103,6 +120,12 @@ class WidePortsRTL( Component ):
         connect_stream( i, o )
       if is_wide( inner[0].msg._dsl.Type ):
         s.wide.append( name )
+    for name, ( port, is_in ) in plain_ports( dut ).items():
+      inner = port if isinstance( port, list ) else [ port ]
+      outer = [ ( InPort if is_in else OutPort )( p._dsl.Type ) for p in inner ]
+      setattr( s, name, outer if isinstance( port, list ) else outer[0] )
+      for i, o in zip( inner, outer ):
+        connect( o, i )
 
   @staticmethod
   def _outer( ifc, is_recv ):

@@ -97,6 +97,28 @@ def test_generate_on_cores( case, cores, d, cmdline_opts ):
          None if case == "fl" else cl_run( cores, d=d )[2], len( PROMPT ) + NEW - 1 )
 
 
+# the ring position as each core's input (`Core(..., runtime_id=True)`, as
+# the FPGA kernel has it; the appliance ties core i's to i): one core module
+# for every position, the same tokens, logit bits and cycles as the cores
+# built for their positions (2 cores: a 4-core CL run takes minutes; the
+# RTL router ring and the RTL manager check positions 0..3 and 0..2)
+@pytest.mark.parametrize( "cores", [ 2 ] )
+def test_runtime_ring_positions( cores ):
+  if not FULL:
+    pytest.skip( "a second 2-core CL generation (~40 s) exceeds make test's budget: "
+                 "set DFX_CORE_E2E_FULL=1" )
+  from pymtl_dfx.appliance.backend import backend_for
+  _, cm = compiled( cores )
+  host = Host( cm, backend=backend_for( cm, "cl", runtime_id=True, **SMALL[32][1] ) )
+  assert all( c.runtime_id for c in host.backend.top.dut.cores )
+  tokens = host.generate( PROMPT, NEW )
+  want_tokens, want_logits, want = cl_run( cores )
+  assert tokens == want_tokens
+  assert np.array_equal( N.bits( host.last_logits ), want_logits )
+  assert host.results()["cycles"] == want.results()["cycles"]
+  assert host.results()["step_cycles"] == want.results()["step_cycles"]
+
+
 @pytest.mark.spread
 @pytest.mark.parametrize( "case", [ "cl", "rtl" ] )
 def test_long_context( case, cmdline_opts ):

@@ -51,6 +51,24 @@ def test_writes_one_top_a_file_list_and_the_config( written ):
   assert "hbm_req" in text and "MemoryRTL" not in text
 
 
+# the top an FPGA kernel instantiates: the status outputs and the ring
+# position as plain ports, said in config.json as they are in the Verilog
+def test_the_top_has_the_status_ports_and_the_ring_position( written ):
+  import re
+  record = json.loads( ( written / "config.json" ).read_text() )
+  text = ( written / record["files"][0] ).read_text()
+  header = re.search( rf"module {record['top']}\s*\((.*?)\);", text, re.S ).group( 1 )
+  want = { "core_id": ( "in", 8 ), "idle": ( "out", 1 ), "issued": ( "out", 4 ),
+           "retired": ( "out", 4 ) }
+  assert { n: ( p["dir"], p["bits"] ) for n, p in record["ports"]["plain"].items() } == want
+  for name, ( d, bits ) in want.items():
+    assert re.search( rf"{d}put\s+logic \[{bits - 1}:0\] {name} ,", header ), name
+  streams = record["ports"]["streams"]
+  assert streams["ring_send"] == dict( dir="out", bits=streams["ring_send"]["bits"],
+                                       channels=None, fields=True )
+  assert streams["hbm_req"]["channels"] == 2 and "ring_recv__src" in header
+
+
 def check_lint( out ):
   lint = json.loads( ( out / "config.json" ).read_text() )["lint"]
   assert lint["errors"] == 0 and lint["not_waived"] == []

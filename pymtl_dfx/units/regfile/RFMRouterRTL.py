@@ -7,6 +7,12 @@ those at or past the segment's end +0 (`router.streams.rd_messages`); the
 cycle after both are through: idle.  router_wr is the storage's window
 write port (`RFStorageRTL`), always ready: the router must never wait for
 the ring to drain a write.
+
+core_id is an input (the manager's `core_id` port, `ports.py`), so the
+segment offset core_id*len is hardware: one 8 x len-bit product, taken
+into a register with the instruction (from its len field), so the address
+path sees a register as it saw a constant product before and the sync's
+timing is the same.
 """
 
 from pymtl3 import *
@@ -16,6 +22,7 @@ from ...isa.fields import ELEMS_BITS
 from ...isa.formats import RouterInst
 from ..control.msgs import InstMsg
 from ..fpu.msgs import FP16
+from ..router.ports import CoreIdT
 from ..router.streams import BaseT, LenT, mk_router_types
 from .RFMVectorRTL import slice_fields
 from .RFStorageRTL import storage_types
@@ -23,7 +30,7 @@ from .RFStorageRTL import storage_types
 
 class RFMRouterRTL( Component ):
 
-  def construct( s, cfg, core_id, cores ):
+  def construct( s, cfg, cores ):
     W = cfg.router_words
     Ent, Flat, _ = storage_types( cfg )
     FB = Flat.nbits
@@ -31,9 +38,9 @@ class RFMRouterRTL( Component ):
     Cnt = mk_bits( max( ELEMS_BITS + 2, FB ) )
     WM1 = Cnt( W - 1 )
     MULTI = Cnt( 2**Cnt.nbits - 1 if cores > 1 else 0 )   # one core sends nothing
-    CORE = Bits32( core_id )
     T = mk_router_types( cfg )
 
+    s.core_id = InPort( CoreIdT )
     s.inst = RecvIfcRTL( InstMsg )
     s.cmd  = SendIfcRTL( T["Cmd"] )
     s.rd   = SendIfcRTL( T["Rd"] )
@@ -48,7 +55,7 @@ class RFMRouterRTL( Component ):
     s.npk = Wire( Cnt )
     s.k = Wire( Cnt )
     s.lo = Wire( Cnt )          # the packet's first word within the segment
-    s.seg = Wire( Bits32 )      # core_id * len
+    s.seg = Wire( Flat )        # core_id * len, taken with the instruction
     s.finish = Wire()
 
     s.cmd.msg.base //= s.base
@@ -61,8 +68,7 @@ class RFMRouterRTL( Component ):
       s.rd.val @= s.busy & ( s.k != s.npk )
       s.finish @= s.busy & ~s.cmd_pend & ( s.k == s.npk )
       s.lo @= s.k << LOGW
-      s.seg @= zext( s.n, 32 ) * CORE
-      s.rd_addr @= ( zext( s.base[ 0:Ent.nbits ], FB ) << LOGD ) + s.seg[ 0:FB ] + s.lo[ 0:FB ]
+      s.rd_addr @= ( zext( s.base[ 0:Ent.nbits ], FB ) << LOGD ) + s.seg + s.lo[ 0:FB ]
 
     # its own block: the storage reads rd_data from rd_addr in between
     @update
@@ -91,6 +97,7 @@ class RFMRouterRTL( Component ):
         s.cmd_pend <<= 1
         s.base <<= s.f_rf
         s.n <<= s.f_len
+        s.seg <<= trunc( zext( s.f_len, 32 ) * zext( s.core_id, 32 ), FB )
         s.npk <<= ( ( zext( s.f_len, Cnt.nbits ) + WM1 ) >> LOGW ) & MULTI
         s.k <<= 0
 

@@ -196,7 +196,7 @@ class RegisterFileManagerCL( Component ):
                            s.router_rd.val & s.router_rd.rdy, word )
       if new is not None:
         new.cmd = RouterCmd( new.base, new.n )
-        new.rd = rd_messages( cfg, s.rf, new.base, new.n, core_id, cores )
+        new.rd = rd_messages( cfg, s.rf, new.base, new.n, int( s.core_id ), cores )
 
   def line_trace( s ):
     t = s.t

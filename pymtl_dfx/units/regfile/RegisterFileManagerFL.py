@@ -159,7 +159,8 @@ class RegisterFileManagerFL( Component ):
       if s.router_inst.val & s.router_inst.rdy:
         inst, op, _ = decoded( int( s.router_inst.msg ) )
         cmds.append( router_cmd( inst ) )
-        rds.extend( rd_messages( cfg, s.rf, int( inst.rf ), int( inst.len ), core_id, cores ) )
+        rds.extend( rd_messages( cfg, s.rf, int( inst.rf ), int( inst.len ),
+                                  int( s.core_id ), cores ) )
 
   def line_trace( s ):
     busy = "".join( n[0].upper() if s.jobs[ n ] else "." for n in ( "vpu", "mpu" ) )

@@ -41,7 +41,7 @@ class RegisterFileManagerRTL( Component ):
     s.dma = RFMDmaRTL( cfg )
     s.vec = RFMVectorRTL( cfg )
     s.mat = RFMMatrixRTL( cfg )
-    s.sync = RFMRouterRTL( cfg, core_id, cores )
+    s.sync = RFMRouterRTL( cfg, cores )   # the position from the core_id port
     rf = s.rf
 
     # DMA
@@ -94,6 +94,7 @@ class RegisterFileManagerRTL( Component ):
     rf.mpu_w_data //= s.mat.w_data
 
     # router
+    s.sync.core_id //= s.core_id
     s.router_inst //= s.sync.inst
     s.sync.cmd //= s.router_cmd
     s.sync.rd //= s.router_rd

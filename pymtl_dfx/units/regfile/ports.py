@@ -13,6 +13,13 @@
           router_rd packets of this core's segment; router_wr (a received
           packet) is written at its flat element address
           (`router.streams`).  The router sends the sync's done itself.
+  core_id the core's ring position (input, `router.ports.CoreIdT`): which
+          segment is this core's.  The router's position input, for the
+          same reasons (`router.ports`): one RTL image for every card of a
+          ring, one boundary at every level (FL and CL read it when a sync
+          is taken, the RTL once per sync command).  The constructors'
+          `core_id` is only checked (None: known at run time); whoever
+          builds the manager drives the port.
 
 `check_rfm_params` and the `*_error` functions are the bad-input rules the
 FL and CL models raise (the RTL assumes them).
@@ -25,6 +32,7 @@ from ..control.msgs import DoneMsg, InstMsg
 from ..dma.msgs import VregT, mk_rf_write
 from ..fpu.msgs import mk_fp16_vec
 from ..mpu.msgs import MPUCmd, mk_mpu_types
+from ..router.ports import CoreIdT
 from ..router.streams import mk_router_types
 from ..vpu.msgs import VPUCmd
 
@@ -51,7 +59,7 @@ def check_rfm_params( cfg, core_id, cores ):
   W = cfg.router_words
   if W & ( W - 1 ):
     raise RFMError( f"register file manager: router_words={W} must be a power of two" )
-  if not 1 <= cores <= 255 or not 0 <= core_id < cores:
+  if not 1 <= cores <= 255 or not ( core_id is None or 0 <= core_id < cores ):
     raise RFMError( f"register file manager: core {core_id} of {cores} (1..255 cores)" )
   if cfg.vreg_entries > 1 << VREG_BITS:
     raise RFMError( f"register file manager: vreg_entries={cfg.vreg_entries} needs more "
@@ -133,8 +141,11 @@ def rfm_ports( cfg ):
 
 
 def declare_ports( s, cfg ):
-  """Declare `rfm_ports` on component `s`; returns the message types."""
+  """Declare `rfm_ports` and the `core_id` input on component `s`; returns
+  the message types."""
+  from pymtl3 import InPort
   from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
   for name, ( is_recv, Type ) in rfm_ports( cfg ).items():
     setattr( s, name, ( RecvIfcRTL if is_recv else SendIfcRTL )( Type ) )
+  s.core_id = InPort( CoreIdT )
   return mk_rfm_types( cfg )

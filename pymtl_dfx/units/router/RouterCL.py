@@ -1,6 +1,8 @@
 """Router at CL: `RouterRTL`'s control on Python values, decision by
 decision, so every handshake happens in the RTL's cycle.  Messages are
-built by the shared meaning in `streams.py` (own_packet, write_of)."""
+built by the shared meaning in `streams.py` (own_packet, write_of).  The
+position is the `core_id` input (`ports.py`); `core_id` here is only
+checked."""
 
 from pymtl3 import *
 
@@ -19,7 +21,7 @@ class RouterCL( Component ):
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
     check_router_params( cfg, core_id, cores )
     declare_ports( s, cfg )
-    s.t = t = RouterTiming( cfg, core_id, cores, fwd_entries )
+    s.t = t = RouterTiming( cfg, core_id, cores, fwd_entries )   # t.core_id: the port's
 
     # Each output from a block naming only what the RTL's output depends on:
     # cmd.rdy and done from state; rf_wr.val/msg from ring_recv; ring_recv.rdy
@@ -54,7 +56,7 @@ class RouterCL( Component ):
       if fwd:
         s.ring_send.msg @= t.fwd.head()
       elif send_val:
-        s.ring_send.msg @= own_packet( cfg, core_id, t.own_idx, s.rf_rd.msg )
+        s.ring_send.msg @= own_packet( cfg, int( s.core_id ), t.own_idx, s.rf_rd.msg )
 
     @update
     def up_router_cl_rd_rdy():
@@ -65,6 +67,7 @@ class RouterCL( Component ):
       if s.reset:
         t.reset()
         return
+      t.core_id = int( s.core_id )     # the forwarding decision reads it
       pkt = None
       if s.ring_recv.val & s.ring_recv.rdy:
         pkt = _clone( s.ring_recv.msg )

@@ -2,7 +2,8 @@
 meaning (send the own segment as packets, write every received packet at
 its sender's segment, forward it unless the next core sent it, done after
 (cores - 1) segments) with the register file replaced by rf_rd / rf_wr.
-Unbounded queues, no timing."""
+Unbounded queues, no timing.  The position is the `core_id` input
+(`ports.py`); `core_id` here is not used."""
 
 from collections import deque
 
@@ -55,15 +56,16 @@ class RouterFL( Component ):
         s.outgoing.popleft()
       if s.rf_wr.val & s.rf_wr.rdy:
         s.writes.popleft()
+      me = int( s.core_id )
       if s.rf_rd.val & s.rf_rd.rdy:
-        s.outgoing.append( own_packet( cfg, core_id, s.own_idx, s.rf_rd.msg ) )
+        s.outgoing.append( own_packet( cfg, me, s.own_idx, s.rf_rd.msg ) )
         s.own_idx += 1
         s.own_left -= 1
       if s.ring_recv.val & s.ring_recv.rdy:
         pkt = _clone( s.ring_recv.msg )
         s.writes.append( write_of( cfg, *s.active, pkt ) )
         s.expected -= 1
-        if forwards( pkt.src, core_id, cores ):
+        if forwards( pkt.src, me, cores ):
           s.outgoing.append( pkt )
       if s.cmd.val & s.cmd.rdy:
         n = int( s.cmd.msg.len )

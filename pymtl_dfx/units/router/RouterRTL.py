@@ -5,7 +5,9 @@ Datapath (`RouterDpathRTL`): the sync's registers (base, n, packet count P,
 own packet index, packets still to receive), the own packet (rf_rd words
 plus src = core_id, idx), the rf_wr message of the packet on ring_recv
 (addr = base*d + src*n + idx*W, cnt = min(W, n - idx*W)), the forward FIFO
-and the ring_send mux.  Control (`RouterCtrlRTL`): idle / active /
+and the ring_send mux.  The position `core_id` is the input port of
+`ports.py` (the next core's position, which decides forwarding, is
+computed from it), so the module is the same for every core of a ring.  Control (`RouterCtrlRTL`): idle / active /
 done-pending and every val/rdy.
 
 Buffering rule (why forwarding cannot deadlock with finite buffers):
@@ -27,15 +29,16 @@ from pymtl3.stdlib.basic_rtl import RegEn, RegEnRst, RegRst
 
 from ...lib.arith import ceil_div
 from ...lib.fifo import FifoRTL
-from .ports import declare_ports
+from .ports import CoreIdT, declare_ports
 from .streams import AddrT, DoneMsg, LenT, mk_router_types
 
 
 def check_router_params( cfg, core_id, cores ):
+  """core_id None: the position is only known at run time (any of 0..cores-1)."""
   W = cfg.router_words
   if W & ( W - 1 ):
     raise ValueError( f"RouterRTL: router_words={W} must be a power of two" )
-  if not 1 <= cores <= 255 or not 0 <= core_id < cores:
+  if not 1 <= cores <= 255 or not ( core_id is None or 0 <= core_id < cores ):
     raise ValueError( f"RouterRTL: core {core_id} of {cores} (1..255 cores)" )
   if ceil_div( 2**LenT.nbits - 1, W ) >= 2**16:
     raise ValueError( f"RouterRTL: router_words={W} lets a segment need more "
@@ -101,11 +104,10 @@ class RouterCtrlRTL( Component ):
 
 class RouterDpathRTL( Component ):
 
-  def construct( s, cfg, core_id, cores, fwd_entries ):
+  def construct( s, cfg, cores, fwd_entries ):
     T = mk_router_types( cfg )
     W, d = cfg.router_words, cfg.d
     logW, logd = W.bit_length() - 1, d.bit_length() - 1
-    nxt = ( core_id + 1 ) % cores
     LW = LenT.nbits
     RW = LW + 8
     Len, Rem = LenT, mk_bits( RW )
@@ -117,6 +119,7 @@ class RouterDpathRTL( Component ):
     s.wr_msg = OutPort( T["Wr"] )
     s.send_msg = OutPort( T["Packet"] )
     s.recv_msg = InPort( T["Packet"] )
+    s.core_id = InPort( CoreIdT )
 
     s.load = InPort()
     s.own_fire = InPort()
@@ -166,7 +169,7 @@ class RouterDpathRTL( Component ):
 
     # the own packet: rf_rd's words, this core's id, the packet number
     s.own_pkt = Wire( T["Packet"] )
-    s.own_pkt.src //= Bits8( core_id )
+    s.own_pkt.src //= s.core_id
     s.own_pkt.idx //= s.own_idx.out[ 0:16 ]
     for i in range( W ):
       s.own_pkt.data[i] //= s.rd_msg.data[i]
@@ -176,6 +179,7 @@ class RouterDpathRTL( Component ):
     s.wr_cnt = Wire( CntT )
     s.wr_lo = Wire( AddrT )
     s.wr_rem = Wire( AddrT )
+    s.nxt = Wire( CoreIdT )     # the next core's position: (core_id + 1) % cores
     s.wr_msg.addr //= s.wr_addr
     s.wr_msg.cnt //= s.wr_cnt
     for i in range( W ):
@@ -191,7 +195,11 @@ class RouterDpathRTL( Component ):
         s.wr_cnt @= CntT( W )
       else:
         s.wr_cnt @= s.wr_rem[ 0:CntT.nbits ]
-      s.fwd_needed @= s.recv_msg.src != Bits8( nxt )
+      if s.core_id == CoreIdT( cores - 1 ):
+        s.nxt @= 0
+      else:
+        s.nxt @= s.core_id + 1
+      s.fwd_needed @= s.recv_msg.src != s.nxt
 
     # forward FIFO and the ring_send mux
     s.fwd = FifoRTL( T["Packet"], fwd_entries )
@@ -215,11 +223,15 @@ class RouterDpathRTL( Component ):
 class RouterRTL( Component ):
 
   def construct( s, cfg, core_id, cores, fwd_entries=2 ):
+    """core_id: the position the builder drives the `core_id` port with,
+    checked here, or None (known at run time); the hardware reads only the
+    port, so the module does not depend on it (the builder passes None
+    where one module must serve every position, as `Core` does)."""
     check_router_params( cfg, core_id, cores )
     declare_ports( s, cfg )
 
     s.ctrl = RouterCtrlRTL()
-    s.dpath = RouterDpathRTL( cfg, core_id, cores, fwd_entries )
+    s.dpath = RouterDpathRTL( cfg, cores, fwd_entries )
     c, p = s.ctrl, s.dpath
 
     c.cmd_val //= s.cmd.val;         c.cmd_rdy //= s.cmd.rdy
@@ -235,6 +247,7 @@ class RouterRTL( Component ):
     p.wr_msg //= s.rf_wr.msg
     p.send_msg //= s.ring_send.msg
     p.recv_msg //= s.ring_recv.msg
+    p.core_id //= s.core_id
 
     for name in ( "load", "own_fire", "recv_fire", "fwd_enq_val", "fwd_deq_rdy", "sel_fwd" ):
       connect( getattr( c, name ), getattr( p, name ) )

@@ -57,6 +57,7 @@ class DMAWithRFM( Component ):
     T = mk_dma_types( cfg )
     s.top = DMAWithMemories( cfg, DMAS[ level ], MEMS[ level ], depth )
     s.rfm = RFMS[ level ]( cfg )
+    s.rfm.core_id //= 0          # its ring position (no sync runs here)
     s.top.rf_wr //= s.rfm.rf_wr
     s.top.rf_rd //= s.rfm.rf_rd
     s.rfm.rf_rd_resp //= s.top.rf_rd_resp

@@ -62,6 +62,20 @@ def test_cl_matches_rtl( size, seed, delay, chained, level, cmdline_opts ):
     key=lambda r: ( r.arrivals, r.cycles ) )
 
 
+# one manager, built without a position, serves every core of the ring: its
+# core_id input picks the segment it sends (at rtl the same module for all
+# three positions, and cycle for cycle the CL's)
+@pytest.mark.parametrize( "core", [ 0, 1, 2 ] )
+def test_sync_at_every_position( core, level, cmdline_opts ):
+  select_or_skip( level, **MODELS )
+  prog = rfm_program( SMALL, seed=9, core_id=core, n_vpu=1, n_mpu=1, syncs=[ 5, 2 * SMALL.router_words + 1 ] )
+  run = lambda lv, opts: run_rfm( MODELS[ lv ]( SMALL, None ), prog, lv, opts, max_delay=2, seed=9 )
+  if level == "rtl":
+    run_matching_cl( level, cmdline_opts, run, key=lambda r: ( r.arrivals, r.cycles ) )
+  else:
+    run( level, cmdline_opts )
+
+
 def _per_inst( arrivals, counts ):
   out, k = [], 0
   for n in counts:

@@ -78,6 +78,23 @@ def test_ring_all_gather( cores, seg, fwd, level, cmdline_opts ):
   assert all( len( r.arrivals[ f"done{i}" ] ) == 2 for i in range( cores ) )
 
 
+# the ring position is the routers' core_id input: the RTL ring above is one
+# router module for every position, and that module's Verilog names no
+# position (its next core's index is computed from the input)
+def test_one_router_module_serves_every_position( tmp_path ):
+  from pymtl_dfx.core.verilog import modules
+  from pymtl_dfx.rtlgen import translate
+  from pymtl_dfx.testing.router_ring import RouterRing
+  cfg = CFG
+  path, _ = translate( RouterRing( "rtl", cfg, 4 ), str( tmp_path ) )
+  found = modules( open( path ).read() )
+  routers = [ n for n in found if n.startswith( "RouterRTL" ) ]
+  assert len( routers ) == 1, sorted( found )
+  text = found[ routers[0] ]
+  assert "input  logic [7:0] core_id" in text
+  assert text.count( "RouterDpathRTL" ) >= 1
+
+
 # CL == RTL: every rf_wr and done in the same cycle, with the same contents
 @pytest.mark.parametrize( "cores,seg,delay", [ ( 2, 256, 3 ), ( 4, 200, 3 ), ( 4, 256, 0 ) ] )
 def test_cl_matches_rtl( cores, seg, delay, level, cmdline_opts ):
