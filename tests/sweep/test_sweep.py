@@ -152,6 +152,8 @@ def _docs_rows():
   the 'a / b / c' rows split."""
   text = ( ROOT / "docs" / "resources.md" ).read_text()
   text = text[ text.index( "## MFU lane, MPU and VPU" ): ]
+  end = text.find( "\n## " )                 # that section only
+  text = text if end < 0 else text[ :end ]
   out = {}
   for line in text.splitlines():
     cells = [ c.strip().strip( "*" ) for c in line.strip( "|" ).split( "|" ) ]
