@@ -24,7 +24,8 @@ and today's cycle timing:
 
 What it relies on, in the RFM's code: every read address is a function of
 registers only (`RFMDmaRTL.addr`, `RFMVectorRTL` src + count,
-`RFMMatrixRTL` src1/bias + counters, `RFMRouterRTL` base/segment/k), so a
+`RFMMatrixRTL` src1/bias + counters, `RFMRouterRTL` base/segment/k, the
+segment registered with the instruction), so a
 copy is read with the address's next value and its output register takes
 the place of the address register (the message appears in the same cycle
 as today); no element is read in the cycle after it is written (the
