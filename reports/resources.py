@@ -52,7 +52,7 @@ def synthesise( Model, out_dir, flatten=True, timeout=None, cells=False ):
   finally:
     os.chdir( cwd )
   stat = log[ log.rindex( "Printing statistics" ): ]
-  if not flatten:
+  if not flatten and "=== design hierarchy ===" in stat:    # absent for one module alone
     stat = stat[ stat.index( "=== design hierarchy ===" ): ]
   counts = dict.fromkeys( CELL_CLASSES, 0 )
   found = {}

@@ -22,7 +22,7 @@ its folder, docs/resources.md shows it at the paper's d=64, l=16).
   no SLR holds the whole MPU.
 """
 
-from ..sweep.resources import RESOURCES, U280, U280_SOURCE, estimate_resources
+from ..sweep.resources import RESOURCES, U280, U280_SOURCE, estimate_resources, unit
 from .interface import DDR_BANKS
 
 SLRS = 3
@@ -36,12 +36,20 @@ _BY = "python reports/kernel_resources.py"
 # the module is not on this branch / not measured.  `at` names the
 # parameters it was synthesised with.
 SHIMS_SYNTHESISED = {
-  "MemAxiMasterRTL": None,
-  "InstFetchRTL": None,
-  "ControlRegsRTL": None,
-  "KernelStatusRTL": None,
-  "RingTxRTL": None,
-  "RingRxRTL": None,
+  # its 64 outstanding responses are a FifoRTL of registers (64 x 530 bits
+  # of FDRE and their 64:1 read multiplexers), not a RAM; the DDR ports'
+  # adapters are counted as this one (the same 512-bit data and 64
+  # outstanding; a request address 5 bits wider)
+  "MemAxiMasterRTL": ( 13_727, 33_414, 0, 0, 0, "d=64: 512-bit words, 64 outstanding" ),
+  "InstFetchRTL": ( 564, 1_233, 0, 0, 0, "128-bit beats, 8 entries" ),
+  # the 32 HBM and 4 DDR base arguments are 64-bit registers, read back
+  # through one multiplexer with the status registers
+  "ControlRegsRTL": ( 3_774, 4_956, 0, 0, 0, "the paper's register map (32 HBM, 4 DDR bases)" ),
+  "KernelStatusRTL": ( 40, 441, 0, 0, 0, "the paper's register map" ),
+  # Tx slices the packet onto the beats combinationally; Rx keeps the
+  # packet's beats but its last in registers (two 512-bit beats)
+  "RingTxRTL": ( 6, 3, 0, 0, 0, "router_words=64, 512-bit beats" ),
+  "RingRxRTL": ( 8, 1_028, 0, 0, 0, "router_words=64, 512-bit beats" ),
 }
 
 
@@ -145,12 +153,15 @@ def kernel_resources( cfg ):
                          **{ k: round( count[s] * per[k] ) for k in RESOURCES } ) )
   rows.sort( key=lambda r: ( r["slr"], r["name"] ) )
   totals = _sum( rows )
+  add = unit( "FP16 add" )           # what an adder moved onto DSPs takes out of the fabric
   slrs = []
   for s in range( SLRS ):
     mine = [ r for r in rows if r["slr"] == s ]
     t = _sum( mine )
-    dsp_ip = t["DSP"] + DSP_PER_FP16_ADDER * sum( r["fp16_adders"] for r in mine )
-    slrs.append( dict( slr=s, totals=t, mfu_lanes=count[s], dsp_fp_ip=dsp_ip,
+    n_add = sum( r["fp16_adders"] for r in mine )
+    slrs.append( dict( slr=s, totals=t, mfu_lanes=count[s],
+                       dsp_fp_ip=t["DSP"] + DSP_PER_FP16_ADDER * n_add,
+                       lut_fp_ip=t["LUT"] - n_add * add["LUT"],
                        percent={ k: 100 * t[k] / SLR_CAPACITY[k] for k in RESOURCES },
                        over=[ k for k in RESOURCES if t[k] > SLR_CAPACITY[k] ] ) )
   adders = sum( r["fp16_adders"] for r in rows )
@@ -160,7 +171,9 @@ def kernel_resources( cfg ):
     percent={ k: 100 * totals[k] / U280[k] for k in RESOURCES },
     slrs=slrs, pending=[ r["name"] for r in rows if r["source"] == "pending" ],
     fp16_adders=adders,
-    dsp_fp_ip=dict( DSP=dsp_ip, percent=100 * dsp_ip / U280["DSP"] ),
+    dsp_fp_ip=dict( DSP=dsp_ip, percent=100 * dsp_ip / U280["DSP"],
+                    LUT=totals["LUT"] - adders * add["LUT"],
+                    LUT_percent=100 * ( totals["LUT"] - adders * add["LUT"] ) / U280["LUT"] ),
     paper_dsp_percent=PAPER_DSP_PERCENT,
     budget=dict( U280 ), budget_source=U280_SOURCE, slr_capacity=dict( SLR_CAPACITY ),
     left_out=core["left_out"],
@@ -180,19 +193,23 @@ def markdown( table ):
   out.append( "| **total** | | " + " | ".join( f"**{t[k]:,}**" for k in cols ) + " | | |" )
   out.append( "| % of the U280 | | " + " | ".join( f"{p[k]:.1f} %" for k in cols ) + " | | |" )
   cap = table["slr_capacity"]
-  out += [ "", "| SLR | MFU lanes | " + " | ".join( cols ) + " | DSP, adders on DSPs |",
-           "|---|---:|" + "---:|" * ( len( cols ) + 1 ) ]
+  out += [ "", "| SLR | MFU lanes | " + " | ".join( cols ) +
+           " | DSP, adders on DSPs | LUT, adders on DSPs |",
+           "|---|---:|" + "---:|" * ( len( cols ) + 2 ) ]
   for s in table["slrs"]:
     out.append( f"| SLR{s['slr']} | {s['mfu_lanes']} | " + " | ".join(
       f"{s['totals'][k]:,} ({s['percent'][k]:.1f} %)" for k in cols ) +
-      f" | {s['dsp_fp_ip']:,} ({100 * s['dsp_fp_ip'] / cap['DSP']:.1f} %) |" )
+      f" | {s['dsp_fp_ip']:,} ({100 * s['dsp_fp_ip'] / cap['DSP']:.1f} %)"
+      f" | {s['lut_fp_ip']:,} ({100 * s['lut_fp_ip'] / cap['LUT']:.1f} %) |" )
   out.append( "| capacity of one | | " + " | ".join( f"{cap[k]:,}" for k in cols ) +
-              f" | {cap['DSP']:,} |" )
+              f" | {cap['DSP']:,} | {cap['LUT']:,} |" )
   ip = table["dsp_fp_ip"]
   out += [ "", f"DSP: {t['DSP']:,} ({p['DSP']:.2f} %) with Yosys's mapping (FP16 adders in "
            f"fabric); with each of the {table['fp16_adders']:,} FP16 adders on "
            f"{DSP_PER_FP16_ADDER} DSPs as Xilinx's floating-point IP maps them: {ip['DSP']:,} "
-           f"({ip['percent']:.2f} %); the paper: {table['paper_dsp_percent']} %." ]
+           f"({ip['percent']:.2f} %); the paper: {table['paper_dsp_percent']} %. The LUTs "
+           f"less those adders' ({unit( 'FP16 add' )['LUT']:,} each, the synthesised FP16 add): "
+           f"{ip['LUT']:,} ({ip['LUT_percent']:.1f} %)." ]
   if table["pending"]:
     out += [ "", "Pending (not synthesised yet, in no total): " + "; ".join( table["pending"] ) + "." ]
   return "\n".join( out ) + "\n"
