@@ -27,6 +27,9 @@ WAIVED_WHERE = {
   "WIDTH": ( r"for \( int unsigned \w+ = 1'd[01];",
              "pymtl3 translates `for i in range(n)` into a 32-bit loop counter "
              "initialised and compared with narrow constants" ),
+  "SYMRSVDWORD": ( r"\binterrupt\b",
+                   "Vitis names an RTL kernel's interrupt pin `interrupt`, which Verilator "
+                   "flags as a common C++ word" ),
   "UNUSEDPARAM": ( r"__const__",
                    "pymtl3 declares a localparam for every Python constant a block "
                    "uses and then writes some of them as literals" ),
