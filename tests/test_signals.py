@@ -66,8 +66,9 @@ elif moment in ( "linting", "before the rename" ):
       f.write( "module Top( input logic a );\nendmodule\n" )
     return path, "Top"
   rtlgen.translate, verilog.fpga_core = small, lambda cfg: None
-  if moment == "before the rename":
-    wait_in( verilog, "_umask" )
+  if moment == "before the rename":        # the shared all-or-nothing folder's last step
+    from pymtl_dfx import atomic
+    wait_in( atomic, "_umask" )
 sys.exit( cli.main( sys.argv[3:] ) )
 '''
 
