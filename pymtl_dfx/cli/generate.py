@@ -43,10 +43,13 @@ def add_parser( add ):
                        "any count the compiler supports: heads and columns that do "
                        "not divide are padded" )
   common.add_set( p, "a DFXConfig field, e.g. --set d=32 --set hbm_channels=16 (repeatable)" )
-  p.add_argument( "--level", choices=LEVELS, default="func",
+  p.add_argument( "--level", choices=LEVELS + ( "fpga", ), default="func",
                   help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
                        "cores of stream units at that level; verilog: the whole "
-                       "appliance in Verilator" )
+                       "appliance in Verilator; fpga: U280 cards through XRT (--xclbin)" )
+  p.add_argument( "--xclbin", metavar="FILE", default=None,
+                  help="with --level fpga: the kernel's xclbin (`dfx fpga`'s build), "
+                       "loaded on cards 0 .. cores-1" )
   p.add_argument( "--unit-levels", type=common.unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
   p.add_argument( "--seed", type=common.seed_type, default=None,
@@ -196,6 +199,17 @@ def run( args ):
                       "not func" )
   if args.image == "":
     raise UsageError( "--image: the path is empty" )
+  if args.xclbin is not None and args.level != "fpga":
+    raise UsageError( "--xclbin needs --level fpga" )
+  if args.level == "fpga":
+    from ..kernel.xrt_runtime import require_xrt
+    if args.unit_levels:
+      raise UsageError( "--unit-levels needs a simulated stream level, not fpga" )
+    require_xrt()                       # before any loading: one line without XRT
+    if args.xclbin is None:
+      raise UsageError( "--level fpga needs --xclbin FILE (the kernel `dfx fpga` builds)" )
+    with open( args.xclbin, "rb" ):     # a missing or unreadable xclbin: one line now
+      pass
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = model_config( args.model )
   tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
@@ -214,9 +228,14 @@ def run( args ):
     compiled = _compile( args, cfg, dfx_config( args ), n_tokens, progress )
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
-  if args.level != "func":
-    progress.status( f"building the {args.level} appliance ...", force=True )
-  host = Host( compiled, args.level, levels=args.unit_levels )
+  if args.level == "fpga":
+    from ..kernel.xrt_runtime import XrtBackend
+    progress.status( f"loading {compiled.cores} U280 card(s) ...", force=True )
+    host = Host( compiled, backend=XrtBackend( compiled, args.xclbin ) )
+  else:
+    if args.level != "func":
+      progress.status( f"building the {args.level} appliance ...", force=True )
+    host = Host( compiled, args.level, levels=args.unit_levels )
   progress.clear()
 
   tokens = []
