@@ -43,10 +43,11 @@ from .attribution import Progress, step_record, units_of
 from .drivers import HostTop, VerilatedSteps
 from .liveness import StepTimeout, cycle_limit, top_stuck_report
 
-LEVELS = ( "func", ) + CORE_LEVELS
+# kernel: the wrapped U280 kernel co-simulated (`kernel.cosim`)
+LEVELS = ( "func", ) + CORE_LEVELS + ( "kernel", )
 # the levels whose cycles are the hardware's (func and fl count cycles of
 # untimed models)
-TIMED_LEVELS = ( "cl", "rtl", "verilog" )
+TIMED_LEVELS = ( "cl", "rtl", "verilog", "kernel" )
 MEMS = ( "hbm", "ddr" )
 
 
@@ -354,8 +355,15 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
         raise ProgramError( f"core {i}: the {m.upper()} image has {n} words; "
                             f"the modelled memory holds {words} ({m}_depth={depth[m]} rows "
                             f"x {T[m].channels} channels)" )
-  b = StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"], line_trace,
-                     max_cycles )
+  if level == "kernel":
+    if levels:
+      raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog): the "
+                        "kernel is RTL throughout" )
+    from ..kernel.cosim import KernelBackend
+    b = KernelBackend( cfg, compiled.cores, depth["hbm"], depth["ddr"], line_trace, max_cycles )
+  else:
+    b = StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"], line_trace,
+                       max_cycles )
   if images is not None:
     b.load( images )
   return b

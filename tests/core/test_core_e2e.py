@@ -32,25 +32,16 @@ cores (Verilator builds, or minutes of Python RTL routers), mixed_mpu,
 mixed_vpu and the Verilated long context run with DFX_CORE_E2E_FULL=1.
 """
 
-import functools
 import os
-import time
 
 import numpy as np
 import pytest
 
-from pymtl_dfx import numerics as N
-from pymtl_dfx.appliance.host import Host
-from pymtl_dfx.compiler.build import compile_model
-from pymtl_dfx.config import GPT2Config
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
-from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
-from pymtl_dfx.gpt2.decoding import greedy_token
-from pymtl_dfx.testing.core_mixing import GPT, SMALL, dfx_config
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
+from pymtl_dfx.testing.small_gpt2 import (NEW, NEW_LONG, PROMPT, PROMPT_LONG, cl_run, compiled,
+                                          reference, run)
 
-PROMPT = [ 5, 17 ]
-NEW = 2
 # an RTL control unit or weight FIFO next to the CL DMA forms a block-level
 # combinational loop in pymtl3's scheduler (rdy -> val through DMACL's one
 # port block; the RTL memories likewise), so the Python mixed case uses RTL
@@ -64,54 +55,6 @@ MIXED_VL = {
   "mixed_vpu": { "vpu": "verilog", "router": "rtl" },
 }
 FULL = bool( os.environ.get( "DFX_CORE_E2E_FULL" ) )
-
-# the longer generation: one layer (half the cycles of a step), a context
-# past d; its memories are given the depths of the 2-layer model above so
-# the Verilated appliance is the same model (one build for both tests)
-GPT_LONG = GPT2Config( n_layer=1, n_embd=64, n_head=2, vocab_size=128, n_positions=48,
-                       name="small-long" )
-PROMPT_LONG = [ ( 7 * k + 3 ) % 128 for k in range( 30 ) ]
-NEW_LONG = 5
-
-
-@functools.lru_cache( maxsize=None )
-def compiled( cores, long=False, d=32 ):
-  gpt, prompt, new = ( GPT_LONG, PROMPT_LONG, NEW_LONG ) if long else ( GPT, PROMPT, NEW )
-  w = random_weights( gpt, 7 ).to_fp16()
-  return w, compile_model( w, dfx_config( cores, d ), cores, max_tokens=len( prompt ) + new )
-
-
-@functools.lru_cache( maxsize=None )
-def reference( cores, long=False, d=32 ):
-  w, _ = compiled( cores, long, d )
-  prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
-  ref = DFXForward( w, dfx_config( cores, d ) )
-  ref.reset()
-  for k, tok in enumerate( prompt ):
-    logits = ref.step( tok, logits=( k == len( prompt ) - 1 ) )
-  tokens = [ greedy_token( logits ) ]
-  while len( tokens ) < new:
-    logits = ref.step( tokens[-1] )
-    tokens.append( greedy_token( logits ) )
-  assert tokens == generate( DFXForward( w, dfx_config( cores, d ) ), prompt, new )
-  return tokens, N.bits( logits ).copy()
-
-
-def run( cores, level, levels=None, long=False, d=32 ):
-  _, cm = compiled( cores, long, d )
-  prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
-  t0 = time.perf_counter()
-  host = Host( cm, level, levels, **SMALL[d][1] )
-  host.build_and_load = time.perf_counter() - t0
-  tokens = host.generate( prompt, new )
-  host.seconds = time.perf_counter() - t0
-  return tokens, N.bits( host.last_logits ).copy(), host
-
-
-@functools.lru_cache( maxsize=None )
-def cl_run( cores, long=False, d=32 ):
-  return run( cores, "cl", long=long, d=d )
-
 
 def _translating( opts ):
   return bool( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )
