@@ -532,6 +532,8 @@ def readme( cfg, record, plan ):
     "- `resources.json`, `resources.md`: the per-card resource estimate against the U280 and "
     "one SLR, and the floorplan's argument.",
     "- `config.json`: the DFXConfig, the top, the files, the RTL writer's record (lint).",
+  ] + ( [ "- `lint.log`: Verilator's `--lint-only -Wall` of the RTL (the waived classes and "
+          "their reasons are in `config.json`)." ] if "lint.log" in record["files"] else [] ) + [
     "- `README.md`: this page.", "",
     "## The ring's link", "",
     "The ring is built for AuroraFlow (pc2/Aurora-HLS): Aurora 64B/66B on the four 25.78 Gb/s "
@@ -569,9 +571,10 @@ def write_files( cfg, work, rtl ):
   from .. import __version__
   est = kernel_resources( cfg )
   plan = slr_plan( cfg, est )
+  made = set( os.listdir( work ) )        # the RTL writer's files (and its lint.log)
   record = dict( top=I.TOP, kernel=I.TOP, platform=PLATFORM, part=PART, vlnv=VLNV,
                  config=cfg.to_dict(), pymtl_dfx=__version__, rtl=rtl,
-                 files=sorted( set( rtl["files"] ) | { "filelist.f" } | set( FILES ) ),
+                 files=sorted( made | set( FILES ) ),
                  memory_masters={ b.name: b.bank for b in memory_masters( cfg ) },
                  floorplan=dict( slrs=plan["slrs"], slr=plan["lines"] ) )
   texts = { "kernel.xml": kernel_xml( cfg ),
@@ -601,5 +604,10 @@ def write_kernel_folder( cfg, out_dir ):
     missing = [ f for f in rtl["files"] if not os.path.isfile( os.path.join( work, f ) ) ]
     if missing or not os.path.isfile( os.path.join( work, "filelist.f" ) ):
       raise PackageError( f"the kernel's RTL writer did not write {missing or 'filelist.f'}" )
+    lint = rtl.get( "lint" ) or {}
+    if lint.get( "errors" ) or lint.get( "not_waived" ):
+      raise PackageError( f"lint of {I.TOP} failed: {lint.get( 'errors', 0 )} error(s), not "
+                          f"waived: {lint.get( 'not_waived' ) or 'none'} (see its lint.log: "
+                          f"`verilator --lint-only -Wall {rtl['files'][0]}`)" )
     record = write_files( cfg, work, rtl )
   return record

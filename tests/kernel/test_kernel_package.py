@@ -156,15 +156,16 @@ def test_kernel_ports_reads_headers():
     P.kernel_ports( "module dfx_kernel( input [W-1:0] a );" )
 
 
-def test_against_the_real_top_when_it_is_there( tmp_path ):
-  """The lead's `kernel.verilog.write_kernel_sv` at the small config, when
-  this tree has it."""
-  pytest.importorskip( "pymtl_dfx.kernel.verilog", reason="the kernel's RTL writer is not merged yet" )
-  out = _folder( tmp_path, SMALL )
-  rec = json.loads( ( out / "config.json" ).read_text() )
-  top = next( f for f in rec["rtl"]["files"] if f.endswith( ".sv" ) )
-  ports = P.kernel_ports( ( out / top ).read_text() )
-  assert xml_check( ( out / "kernel.xml" ).read_text(), ports, SMALL ) == []
+@pytest.mark.parametrize( "which", CONFIGS )
+def test_against_the_real_top_when_it_is_there( which ):
+  """The header of the real top (`kernel.verilog.wrapper_text`, the module
+  `write_kernel_sv` writes first, without the translation below it), when
+  this tree has the kernel's components."""
+  V = pytest.importorskip( "pymtl_dfx.kernel.verilog", reason="the kernel's RTL is not whole yet" )
+  cfg = CONFIGS[ which ]
+  ports = P.kernel_ports( V.wrapper_text( cfg ) )
+  assert ports == P.expected_ports( cfg )
+  assert xml_check( P.kernel_xml( cfg ), ports, cfg ) == []
 
 
 # -- the Tcl scripts, run with Vivado's commands stubbed ---------------------------------
