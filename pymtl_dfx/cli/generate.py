@@ -43,7 +43,7 @@ def add_parser( add ):
                        "any count the compiler supports: heads and columns that do "
                        "not divide are padded" )
   common.add_set( p, "a DFXConfig field, e.g. --set d=32 --set hbm_channels=16 (repeatable)" )
-  p.add_argument( "--level", choices=LEVELS + ( "fpga", ), default="func",
+  p.add_argument( "--level", choices=LEVELS, default="func",
                   help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
                        "cores of stream units at that level; verilog: the whole "
                        "appliance in Verilator; fpga: U280 cards through XRT (--xclbin)" )
@@ -229,13 +229,11 @@ def run( args ):
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
   if args.level == "fpga":
-    from ..kernel.xrt_runtime import XrtBackend
     progress.status( f"loading {compiled.cores} U280 card(s) ...", force=True )
-    host = Host( compiled, backend=XrtBackend( compiled, args.xclbin ) )
-  else:
-    if args.level != "func":
-      progress.status( f"building the {args.level} appliance ...", force=True )
-    host = Host( compiled, args.level, levels=args.unit_levels )
+  elif args.level != "func":
+    progress.status( f"building the {args.level} appliance ...", force=True )
+  cards = dict( xclbin=args.xclbin ) if args.level == "fpga" else {}
+  host = Host( compiled, args.level, levels=args.unit_levels, **cards )
   progress.clear()
 
   tokens = []

@@ -263,10 +263,11 @@ class XrtBackend:
   data = True
   counts_busy, stalls = False, None
 
-  def __init__( s, compiled, xclbin_path, timeout_s=60.0 ):
+  def __init__( s, compiled, xclbin_path, max_cycles=None, timeout_s=60.0 ):
     xrt = require_xrt()
     s.cfg = compiled.dfx
-    s.timeout_s = timeout_s
+    # a step's bound: its cycle limit at the kernel clock, if one is given
+    s.timeout_s = max_cycles / ( s.cfg.clock_mhz * 1e6 ) if max_cycles else timeout_s
     s.cards = [ Card( xrt, i, xclbin_path, s.cfg, hbm, ddr )
                 for i, ( hbm, ddr ) in enumerate( compiled.images ) ]
     s.load_cycles = s.readback_cycles = 0

@@ -252,3 +252,16 @@ def test_one_card_buffers_registers_and_readback():
     X.Card( xrt, 1, "k.xclbin", cfg, hbm, ddr )
   with pytest.raises( X.XrtUnavailable, match="no memory HBM" ):
     X.Card( FakeXrt( [ "DDR[0]", "DDR[1]" ], cfg ), 0, "k.xclbin", cfg, hbm, ddr )
+
+
+def test_the_host_level_fpga_needs_an_xclbin_and_no_unit_levels( monkeypatch ):
+  from pymtl_dfx.appliance.host import LEVELS, Host
+  assert "fpga" in LEVELS
+  model = _small_model()
+  with pytest.raises( ValueError, match="needs the kernel's xclbin" ):
+    Host( model, "fpga" )
+  with pytest.raises( ValueError, match="every unit the kernel's RTL" ):
+    Host( model, "fpga", levels={ "mpu": "cl" }, xclbin="k.xclbin" )
+  monkeypatch.setitem( sys.modules, "pyxrt", None )
+  with pytest.raises( X.XrtUnavailable, match="needs XRT's Python bindings" ):
+    Host( model, "fpga", xclbin="k.xclbin" )
