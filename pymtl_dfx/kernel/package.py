@@ -203,14 +203,16 @@ def _tcl_str( text ):
 
 
 def package_kernel_tcl( cfg, files ):
-  """Vivado's IP packager run on the kernel's sources (`files`, in the
-  folder); called by gen_xo.tcl, which defines `packaged` (the IP's
-  directory)."""
+  """Vivado's IP packager run on the kernel's sources (filelist.f's, in the
+  folder): the IP goes to $packaged (gen_xo.tcl sets it; build/packaged_kernel
+  when the script runs alone)."""
   hz = cfg.clock_mhz * 1_000_000
   out = [ "# Package dfx_kernel as a Vitis RTL kernel (sourced by gen_xo.tcl, which sets",
-          "# $packaged). Written by `dfx fpga` from pymtl_dfx.kernel.interface.",
+          "# $packaged; alone: vivado -mode batch -source package_kernel.tcl). Written by",
+          "# `dfx fpga` from pymtl_dfx.kernel.interface.",
           f"set part {PART}",
           "set here [file dirname [file normalize [info script]]]",
+          "if {![info exists packaged]} { set packaged [file join $here build packaged_kernel] }",
           "create_project -force -part $part dfx_kernel_pack [file join $here build pack]",
           "set sources {}",
           "set fl [open [file join $here filelist.f]]",

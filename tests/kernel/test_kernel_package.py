@@ -202,13 +202,13 @@ foreach c $::calls { puts [join $c "\x1f"] }
 """
 
 
-def tcl_calls( folder, tmp_path ):
+def tcl_calls( folder, tmp_path, script_name="gen_xo.tcl" ):
   tclsh = shutil.which( "tclsh" ) or ( "/usr/bin/tclsh" if os.path.exists( "/usr/bin/tclsh" ) else None )
   if tclsh is None:
     pytest.skip( "no tclsh (the Makefile's DEB_TOOLS installs the `tcl` package)" )
   script = tmp_path / "dry_run.tcl"
   script.write_text( PRELUDE % ( " ".join( VIVADO ), tmp_path / "dfx_kernel.xo",
-                                 folder / "gen_xo.tcl" ) )
+                                 folder / script_name ) )
   r = subprocess.run( [ tclsh, str( script ) ], capture_output=True, text=True, timeout=60 )
   assert r.returncode == 0, r.stderr
   return [ line.split( "\x1f" ) for line in r.stdout.splitlines() ]
@@ -255,6 +255,11 @@ def test_tcl_dry_run_records_the_packaging( which, tmp_path, standin ):
   assert names.index( "package_xo" ) > names.index( "ipx::save_core" )
   freq = [ c for c in calls if c[:3] == [ "set_property", "value", str( cfg.clock_mhz * 10**6 ) ] ]
   assert freq
+  # package_kernel.tcl alone: the same packaging, into build/packaged_kernel, and no .xo
+  alone = tcl_calls( out, tmp_path, "package_kernel.tcl" )
+  assert alone == [ c for c in calls if c[0] != "package_xo" ]
+  assert next( c for c in alone if c[0] == "ipx::package_project" )[2] == \
+    str( out / "build" / "packaged_kernel" )
 
 
 # -- the link configs -------------------------------------------------------------------------
@@ -389,4 +394,11 @@ def test_a_failure_leaves_no_folder( tmp_path, capsys, monkeypatch ):
   monkeypatch.setattr( P, "kernel_rtl", lambda cfg, out: dict( top="dfx_kernel",
                                                                files=[ "dfx_kernel.sv" ] ) )
   _one_line( capsys, [ "fpga", "--out", str( tmp_path / "u" ), *SMALL_SET ], 1, "did not write" )
+  assert os.listdir( tmp_path ) == []
+  # Ctrl-C (and SIGTERM, which dfx turns into one) while the RTL is written
+  def interrupted( cfg, out_dir ):
+    ( open( os.path.join( out_dir, "dfx_kernel.sv" ), "w" ) ).close()
+    raise KeyboardInterrupt
+  monkeypatch.setattr( P, "kernel_rtl", interrupted )
+  _one_line( capsys, [ "fpga", "--out", str( tmp_path / "k" ), *SMALL_SET ], 130, "interrupted" )
   assert os.listdir( tmp_path ) == []
