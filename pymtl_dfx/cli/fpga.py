@@ -30,8 +30,13 @@ def add_parser( add ):
 
 def run( args ):
   import json
+  from ..bounds import announce, verilog_cost
   from ..kernel.package import write_kernel_folder
   dfx = dfx_config( args )               # the U280's bounds too (`bounds`: usage errors)
+  # the kernel's RTL is the core's translation and more: at least its cost
+  seconds, mb = verilog_cost( dfx )
+  announce( "dfx fpga", seconds, f"translating an MFU of d x l = {dfx.d * dfx.l} MACs, "
+            f"~{mb / 1024:.1f} GB of memory; the kernel's lint comes on top", not args.json )
   t0 = time.perf_counter()
   if not args.json:
     print( f"writing dfx_kernel (d={dfx.d}, l={dfx.l}, a ring of {dfx.cores}) for the U280 "
