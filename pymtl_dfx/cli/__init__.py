@@ -3,6 +3,7 @@
   dfx generate     GPT-2 text generation on the modelled appliance
   dfx demo         text on 4 modelled cards, timed; GPT-2 345M beside the paper (~2 min)
   dfx verilog      the RTL core as Verilog for an FPGA build (linted)
+  dfx fpga         the U280 kernel's folder for a Vitis build
   dfx perf         cycles and latency of a generation, CL-exact without data
   dfx report       the paper's figures and comparison table from the performance model
   dfx sweep        a design-space sweep: latency and U280 resources over a grid of configs
@@ -27,7 +28,7 @@ output, and exit 128 + the signal (143, 129) with one line.  Every output
 The package: `common` holds what the commands share (errors and exit codes,
 argument types, the --set, --json and step options, the config and model
 builders, the output-path check, the progress display); each command is a
-module (`generate`, `demo`, `verilog`, `perf`, `report`, `sweep`,
+module (`generate`, `demo`, `verilog`, `fpga`, `perf`, `report`, `sweep`,
 `numerics`) with `add_parser(add)`, which declares its options, and
 `run(args)`, which calls the library and prints.  The work itself lives in
 the library (`perf.summary`, `report.build`, `sweep.build`, `demo`, ...).
@@ -48,7 +49,7 @@ from ..files import describe_os_error
 from ..printable import shown
 
 # The subcommands, in the order `dfx --help` lists them.
-COMMANDS = ( "generate", "demo", "verilog", "perf", "report", "sweep", "numerics" )
+COMMANDS = ( "generate", "demo", "verilog", "fpga", "perf", "report", "sweep", "numerics" )
 
 
 def command( name ):

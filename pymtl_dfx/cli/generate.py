@@ -46,7 +46,10 @@ def add_parser( add ):
   p.add_argument( "--level", choices=LEVELS, default="func",
                   help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
                        "cores of stream units at that level; verilog: the whole "
-                       "appliance in Verilator" )
+                       "appliance in Verilator; fpga: U280 cards through XRT (--xclbin)" )
+  p.add_argument( "--xclbin", metavar="FILE", default=None,
+                  help="with --level fpga: the kernel's xclbin (`dfx fpga`'s build), "
+                       "loaded on cards 0 .. cores-1" )
   p.add_argument( "--unit-levels", type=common.unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
   p.add_argument( "--seed", type=common.seed_type, default=None,
@@ -196,6 +199,17 @@ def run( args ):
                       "not func" )
   if args.image == "":
     raise UsageError( "--image: the path is empty" )
+  if args.xclbin is not None and args.level != "fpga":
+    raise UsageError( "--xclbin needs --level fpga" )
+  if args.level == "fpga":
+    from ..kernel.xrt_runtime import require_xrt
+    if args.unit_levels:
+      raise UsageError( "--unit-levels needs a simulated stream level, not fpga" )
+    require_xrt()                       # before any loading: one line without XRT
+    if args.xclbin is None:
+      raise UsageError( "--level fpga needs --xclbin FILE (the kernel `dfx fpga` builds)" )
+    with open( args.xclbin, "rb" ):     # a missing or unreadable xclbin: one line now
+      pass
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = model_config( args.model )
   tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
@@ -214,9 +228,12 @@ def run( args ):
     compiled = _compile( args, cfg, dfx_config( args ), n_tokens, progress )
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
-  if args.level != "func":
+  if args.level == "fpga":
+    progress.status( f"loading {compiled.cores} U280 card(s) ...", force=True )
+  elif args.level != "func":
     progress.status( f"building the {args.level} appliance ...", force=True )
-  host = Host( compiled, args.level, levels=args.unit_levels )
+  cards = dict( xclbin=args.xclbin ) if args.level == "fpga" else {}
+  host = Host( compiled, args.level, levels=args.unit_levels, **cards )
   progress.clear()
 
   tokens = []

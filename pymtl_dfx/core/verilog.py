@@ -21,7 +21,6 @@ appliance is built from).
 import json
 import os
 import re
-import secrets
 import shutil
 
 from ..config import DFXConfig
@@ -77,22 +76,9 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
   at the end; on any exception (Ctrl-C, SIGTERM, a lint failure) that folder
   and the parents made for it are removed again."""
   from .. import __version__
-  from ..atomic import PARTIAL
-  from ..outputs import check_dir
+  from ..atomic import atomic_dir
   from ..rtlgen import lint as run_lint, translate, waiver_reason
-  out_dir = os.path.abspath( check_dir( out_dir, "--out", empty=True ) )
-  parent = os.path.dirname( out_dir )
-  made = []                              # the missing parents, deepest first
-  up = parent
-  while not os.path.exists( up ):
-    made.append( up )
-    up = os.path.dirname( up )
-  work = f"{out_dir}{PARTIAL}{secrets.token_hex( 6 )}"
-  mine = False
-  try:
-    os.makedirs( parent, exist_ok=True )
-    os.mkdir( work, 0o700 )
-    mine = True
+  with atomic_dir( out_dir, "--out" ) as work:
     core = fpga_core( cfg )
     path, top = translate( core, work )
     record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(),
@@ -120,31 +106,4 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
     with open( os.path.join( work, "config.json" ), "w" ) as f:
       json.dump( record, f, indent=2 )
       f.write( "\n" )
-    mode = 0o777 & ~_umask()
-    os.chmod( work, mode )
-    if os.path.isdir( out_dir ):
-      os.rmdir( out_dir )                # empty (checked above; refused if not)
-    os.replace( work, out_dir )
-  except BaseException as e:
-    # nothing half-written: not the folder (mkdir may have made it just
-    # before a signal landed, so it goes unless it was someone else's), nor
-    # the parents made for it
-    if mine or not isinstance( e, FileExistsError ):
-      shutil.rmtree( work, ignore_errors=True )
-    for d in made:
-      try:
-        os.rmdir( d )
-      except OSError:
-        break
-    if isinstance( e, OSError ) and work in str( e ):      # name what the user asked for
-      if e.errno is not None and isinstance( e.filename, str ):
-        raise OSError( e.errno, e.strerror, e.filename.replace( work, out_dir ) ) from e
-      raise OSError( str( e ).replace( work, out_dir ) ) from e
-    raise
   return record
-
-
-def _umask():
-  m = os.umask( 0 )
-  os.umask( m )
-  return m
