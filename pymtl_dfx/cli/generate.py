@@ -66,8 +66,9 @@ def add_parser( add ):
                    help="keep the compiled model in FILE (for the whole context when it fits)" )
   im.add_argument( "--image", metavar="FILE",
                    help="run a model compiled before with --save-image instead of "
-                        "compiling: weights, cores and --set come from FILE (--model gives "
-                        "the tokenizer and must match)" )
+                        "compiling: weights, cores, --profile and --set come from FILE "
+                        "(--model gives the tokenizer and must match; a --profile, --set or "
+                        "--cores given too must agree with FILE)" )
   common.add_json( p )
 
 
@@ -142,13 +143,16 @@ def _use_image( args, cfg, n_tokens ):
     raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} ("
                       + ", ".join( f"{k}={have.get( k )!r}" for k in shown )
                       + f"), not --model {args.model}" )
-  if args.set or args.cores is not None:
+  # The image holds its DFXConfig; --profile, --set and --cores may restate
+  # it (checked: every field must agree), never change it, as its program
+  # and layout were planned for that config and its cycles come from it.
+  if args.profile or args.set or args.cores is not None:
     want = dfx_config( args ).to_dict()
     have = compiled.dfx.to_dict()
     diff = [ f"{k}={have[ k ]}" for k in want if want[ k ] != have.get( k ) ]
     if diff:
       raise UsageError( f"--image {args.image} was compiled for {', '.join( diff )}; drop "
-                        f"--cores/--set or compile again with --save-image" )
+                        f"--profile/--cores/--set or compile again with --save-image" )
   limit = compiled.layout["max_tokens"]
   if n_tokens > limit:
     raise UsageError( f"--image {args.image} was compiled for at most {limit} tokens; "
@@ -265,7 +269,7 @@ def run( args ):
     n_gen = max( 1, len( steps ) - len( ids ) )
     rec = {
       "model": args.model, "level": args.level, "unit_levels": args.unit_levels or {},
-      "cores": compiled.cores, "seed": args.seed, "set": args.set,
+      "cores": compiled.cores, "seed": args.seed, "profile": args.profile, "set": args.set,
       "image": args.image, "saved_image": args.save_image,
       "decoding": { "temperature": args.temperature, "top_k": args.top_k,
                     "stop_at_eos": args.stop_at_eos },

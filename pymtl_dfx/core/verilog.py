@@ -8,8 +8,9 @@ reason) and writes, all or nothing:
 
   <top>.v        the whole core: one top module, every unit beneath it
   filelist.f     the sources in compile order (one file today)
-  config.json    the DFXConfig it was built for, the top's name and ports,
-                 the pymtl_dfx version and the lint result
+  config.json    the DFXConfig it was built for (and the --profile it
+                 started from, or null), the top's name and ports, the
+                 pymtl_dfx version and the lint result
   lint.log       Verilator's warnings
 
 The Verilator runs of the tests translate the same units with the same
@@ -69,7 +70,7 @@ def modules( verilog_text ):
   return { name: re.sub( r"lambda__s_\w+", "lambda", text ) for text, name in found }
 
 
-def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
+def write_core_verilog( cfg: DFXConfig, out_dir, lint=True, profile=None ):
   """Write the core's Verilog into out_dir (created with its parents; must
   not exist or be empty, `outputs.check_dir`); returns the config.json
   record.  Everything is made in OUT.dfx-partial-HEX beside it and renamed
@@ -81,7 +82,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
   with atomic_dir( out_dir, "--out" ) as work:
     core = fpga_core( cfg )
     path, top = translate( core, work )
-    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(),
+    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(), profile=profile,
                    pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
     if lint:
       classes, errors, log = run_lint( path, top )
