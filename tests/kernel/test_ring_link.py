@@ -19,7 +19,8 @@ from pymtl_dfx.kernel.RingTxRTL import RingTxRTL
 from pymtl_dfx.kernel.ring_frame import packet_beats, ring_layout
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done
 from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL
-from pymtl_dfx.testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields
+from pymtl_dfx.testing.wide_ports import (FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields,
+                                          connect_stream)
 from pymtl_dfx.units.router.msgs import mk_ring_packet
 
 CFG = DFXConfig()                       # W = 64: 1,048 bits, 3 beats
@@ -169,8 +170,8 @@ class Harness( Component ):
     s.sink = CheckSinkRTL( OutT, expected, sink_delay, seed + 1, strict=True )
     if first_wait is not None and s.sink.delays:
       s.sink.delays[0] = first_wait
-    _connect( s.src.send, getattr( dut, src_port ) )
-    _connect( s.sink.recv, getattr( dut, sink_port ) )
+    connect_stream( s.src.send, getattr( dut, src_port ) )
+    connect_stream( s.sink.recv, getattr( dut, sink_port ) )
     s.probe = ProbeCL( probes )
     for n in probes:
       connect( s.probe.port( n ), getattr( dut, n ) )
@@ -182,18 +183,9 @@ class Harness( Component ):
     return s.dut.line_trace()
 
 
-def _connect( port, group ):
-  if isinstance( group, ( FieldRecvIfcRTL, FieldSendIfcRTL ) ):
-    connect_fields( port.msg, group )
-    connect( port.val, group.val )
-    connect( port.rdy, group.rdy )
-  else:
-    connect( port, group )
-
-
 def run( th, cmdline_opts, limit, tail=4 ):
   """Run to done plus `tail` cycles (a registered error pulse lands after
-  its beat); returns (cycles, probe log)."""
+  its beat); returns (cycles, the probe's log, the harness)."""
   th = elaborate_for( th, "rtl", _plain_opts( cmdline_opts ) )
   done = th.done
   left = [ tail ]
