@@ -188,6 +188,24 @@ def packet_beats( cfg, pkt, data_bits=STREAM_DATA_BITS ):
            for b, w in enumerate( words ) ]
 
 
+def beats_packet( cfg, datas, data_bits=STREAM_DATA_BITS ):
+  """The packet value whose beats carry tdata `datas` (the inverse of
+  `packet_beats`, as RingRxRTL reads it)."""
+  L = ring_layout( cfg, data_bits )
+  if len( datas ) != L.beats:
+    raise ValueError( f"beats_packet: {len( datas )} beats, a packet is {L.beats}" )
+  Packet = mk_ring_packet( cfg )
+  fields = Packet.__bitstruct_fields__
+  vals = { n: [ 0 ] * len( f ) if isinstance( f, list ) else 0 for n, f in fields.items() }
+  for x in L.slots:
+    v = ( int( datas[ x.beat ] ) >> x.lo ) & ( ( 1 << x.nbits ) - 1 )
+    if x.index is None:
+      vals[ x.field ] |= v << x.field_lo
+    else:
+      vals[ x.field ][ x.index ] |= v << x.field_lo
+  return Packet( *( vals[ n ] for n in fields ) )
+
+
 def rx_buffer_packets( cfg, words ):
   """Packets a card's receive buffer must hold when the link can drop: N x
   ceil(words / W) on N = cfg.cores cards, `words` the largest per-core
