@@ -474,3 +474,16 @@ def test_bad_parameters( make ):
     x = make()
     if isinstance( x, Component ):
       x.elaborate()             # a component's parameters are checked in construct
+
+
+def test_default_link():
+  """The defaults the 2-kernel co-simulation uses (55-cycle latency, a
+  512-beat far FIFO), in pymtl3's simulation only: the co-simulation
+  Verilates this model itself."""
+  pkts = random_packets( CFG, 40, seed=8 )
+  Packet = mk_ring_packet( CFG )
+  th = Harness( ChainTop( CFG, dict( far_depth=512 ) ), "inp", "out", Packet, pkts, pkts,
+                { "error": 1, "drops": 32 }, sink_delay=2, seed=4 )
+  cycles, log, _ = run( th, {}, 3000 )
+  assert not any( log["error"] ) and log["drops"][-1] == 0
+  assert cycles > 2 * 55            # the latency pipe is in the path
