@@ -4,7 +4,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUILD  := build
-DEB_TOOLS := verilator iverilog yosys ccache
+DEB_TOOLS := verilator iverilog yosys ccache tcl
+# the command each package gives, where its name differs (tcl: the Tcl dry
+# run of the kernel's packaging scripts)
+TOOL_CMD_tcl := tclsh
 
 .PHONY: setup tools demo test clean
 
@@ -14,7 +17,8 @@ setup: $(VENV)/.installed tools
 # is cheap on a machine that already has them.
 tools:
 	@missing=""; \
-	for t in $(DEB_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	for t in $(DEB_TOOLS); do c=$$t; [ $$t = tcl ] && c=$(TOOL_CMD_tcl); \
+	  command -v $$c >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing from Debian:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_TOOLS) >/dev/null; \

@@ -167,3 +167,56 @@ def write_text(path, text: str, encoding="utf-8"):
 def write_bytes(path, data):
   with atomic_open(path, "wb") as f:
     f.write(data)
+
+
+def _umask():
+  m = os.umask(0)
+  os.umask(m)
+  return m
+
+
+@contextlib.contextmanager
+def atomic_dir(out_dir, what="--out"):
+  """A whole folder, all or nothing: yields a new private folder
+  OUT.dfx-partial-HEX beside `out_dir` (which must not exist or be empty,
+  `outputs.check_dir`; its missing parents are made) to fill; when the
+  block completes, it gets the umask's mode and is renamed to `out_dir`.
+  On any exception (Ctrl-C, SIGTERM, a failed step) that folder and the
+  parents made for it are removed again, and an OSError names `out_dir`,
+  never the temporary name."""
+  import shutil
+  from .outputs import check_dir
+  out_dir = os.path.abspath(check_dir(out_dir, what, empty=True))
+  parent = os.path.dirname(out_dir)
+  made = []                              # the missing parents, deepest first
+  up = parent
+  while not os.path.exists(up):
+    made.append(up)
+    up = os.path.dirname(up)
+  work = f"{out_dir}{PARTIAL}{secrets.token_hex(6)}"
+  mine = False
+  try:
+    os.makedirs(parent, exist_ok=True)
+    os.mkdir(work, 0o700)
+    mine = True
+    yield work
+    os.chmod(work, 0o777 & ~_umask())
+    if os.path.isdir(out_dir):
+      os.rmdir(out_dir)                  # empty (checked above; refused if not)
+    os.replace(work, out_dir)
+  except BaseException as e:
+    # nothing half-written: not the folder (mkdir may have made it just
+    # before a signal landed, so it goes unless it was someone else's), nor
+    # the parents made for it
+    if mine or not isinstance(e, FileExistsError):
+      shutil.rmtree(work, ignore_errors=True)
+    for d in made:
+      try:
+        os.rmdir(d)
+      except OSError:
+        break
+    if isinstance(e, OSError) and work in str(e):      # name what the user asked for
+      if e.errno is not None and isinstance(e.filename, str):
+        raise OSError(e.errno, e.strerror, e.filename.replace(work, out_dir)) from e
+      raise OSError(str(e).replace(work, out_dir)) from e
+    raise

@@ -4,7 +4,7 @@ Every path the project writes is one of two kinds:
 
   a file       (`dfx generate --save-image`, and each file an atomic write
                replaces: `pymtl_dfx.atomic` asks `check_target` first);
-  a directory  (`--out` of verilog, report, sweep and demo, `--cache`).
+  a directory  (`--out` of verilog, fpga, report, sweep and demo, `--cache`).
 
 The rules (docs/outputs.md), each refusal one line naming the path and why:
 

@@ -46,7 +46,8 @@ def _argv( cmd, option, value, model, tmp_path ):
     generate=[ "generate", "--model", str( model ), "--prompt-ids", "1", "--new-tokens", "1" ],
     perf=[ "perf", "--model", str( model ), "--in", "1", "--out", "1" ],
     sweep=[ "sweep", "--model", str( model ), "--grid", "d=32,64" ] + out,
-    report=[ "report" ] + out, demo=[ "demo" ], verilog=[ "verilog" ] + out )[ cmd ]
+    report=[ "report" ] + out, demo=[ "demo" ], verilog=[ "verilog" ] + out,
+    fpga=[ "fpga" ] + out )[ cmd ]
   if option == "--out":
     base = [ a for a in base if a not in out ]
   return base + [ option, value ]
@@ -54,6 +55,7 @@ def _argv( cmd, option, value, model, tmp_path ):
 
 # (command, option, is the output a file?)
 OUTPUTS = [ ( "generate", "--save-image", True ), ( "verilog", "--out", False ),
+            ( "fpga", "--out", False ),
             ( "report", "--out", False ), ( "sweep", "--out", False ), ( "demo", "--out", False ),
             ( "perf", "--cache", False ), ( "report", "--cache", False ),
             ( "sweep", "--cache", False ), ( "demo", "--cache", False ) ]
@@ -74,7 +76,7 @@ def _applies( kind, cmd, is_file ):
   if kind == "missing parent":
     return is_file      # directories are made with their parents (test_dirs_are_made_...)
   if kind == "non-empty directory":
-    return cmd == "verilog"
+    return cmd in ( "verilog", "fpga" )
   return True
 
 

@@ -67,8 +67,9 @@ elif moment in ( "linting", "before the rename" ):
     return path, "Top"
   rtlgen.translate, verilog.fpga_core = small, lambda cfg: None
   verilog.top_ports = lambda core: {}
-  if moment == "before the rename":
-    wait_in( verilog, "_umask" )
+  if moment == "before the rename":        # the shared all-or-nothing folder's last step
+    from pymtl_dfx import atomic
+    wait_in( atomic, "_umask" )
 sys.exit( cli.main( sys.argv[3:] ) )
 '''
 

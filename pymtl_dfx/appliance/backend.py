@@ -43,8 +43,9 @@ from .attribution import Progress, step_record, units_of
 from .drivers import HostTop, VerilatedSteps
 from .liveness import StepTimeout, cycle_limit, top_stuck_report
 
-# kernel: the wrapped U280 kernel co-simulated (`kernel.cosim`)
-LEVELS = ( "func", ) + CORE_LEVELS + ( "kernel", )
+# kernel: the wrapped U280 kernel co-simulated (`kernel.cosim`); fpga: U280
+# cards through XRT (`kernel.xrt_runtime`, needs the kernel's xclbin)
+LEVELS = ( "func", ) + CORE_LEVELS + ( "kernel", "fpga" )
 # the levels whose cycles are the hardware's (func and fl count cycles of
 # untimed models)
 TIMED_LEVELS = ( "cl", "rtl", "verilog", "kernel" )
@@ -327,7 +328,7 @@ class PerfBackend:
 
 
 def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, ddr_depth=None,
-                 line_trace=False, fold=True, runtime_id=False ):
+                 line_trace=False, fold=True, runtime_id=False, xclbin=None ):
   """The backend of `level` (LEVELS, or "perf") for a compiled model (or a
   `perf.Planned` one: no memory images, so not func), memory depths by
   default the smallest that hold the images or the layout, the images
@@ -336,6 +337,14 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
   images = getattr( compiled, "images", None )   # None: a `perf.Planned` model
   if level == "perf":
     return PerfBackend( cfg, compiled.cores, compiled, fold )
+  if level == "fpga":
+    if images is None or levels:
+      raise ValueError( "the fpga level runs a compiled model's images on U280 cards, every "
+                        "unit the kernel's RTL" )
+    if xclbin is None:
+      raise ValueError( "the fpga level needs the kernel's xclbin (`dfx fpga`'s build)" )
+    from ..kernel.xrt_runtime import XrtBackend
+    return XrtBackend( compiled, xclbin, max_cycles )
   if level == "func":
     if images is None:
       raise ValueError( "the functional appliance computes on the weights: compile the model "

@@ -71,12 +71,12 @@ class Host:
   for `compiled`, or `backend` (e.g. `backend.PerfBackend`)."""
 
   def __init__( s, compiled, level="func", levels=None, max_cycles_per_step=None,
-                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None ):
+                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None, xclbin=None ):
     if backend is None:
       if level not in LEVELS:
         raise ValueError( f"level {level!r} is not an appliance level (have: {', '.join( LEVELS )})" )
       backend = backend_for( compiled, level, levels, max_cycles_per_step, hbm_depth, ddr_depth,
-                             line_trace )
+                             line_trace, xclbin=xclbin )
     s.backend = backend
     s.model = compiled
     s.level = backend.level

@@ -3,6 +3,7 @@
   dfx generate     GPT-2 text generation on the modelled appliance
   dfx demo         text on 4 modelled cards, timed; GPT-2 345M beside the paper (~2 min)
   dfx verilog      the RTL core as Verilog for an FPGA build (linted)
+  dfx fpga         the U280 kernel's folder for a Vitis build
   dfx perf         cycles and latency of a generation, CL-exact without data
   dfx report       the paper's figures and comparison table from the performance model
   dfx sweep        a design-space sweep: latency and U280 resources over a grid of configs
@@ -14,8 +15,9 @@ is {"error": {...}} there too, with the same exit code).  Progress lines go to
 stderr for slow steps, only on a terminal and never with --json.
 
 Every user mistake or bad file ends in one line on stderr: exit 1, or 2 for
-a usage error (argparse's, a bad --set or --unit-levels, a prompt longer
-than the model's positions); --debug shows the traceback instead.  A file
+a usage error (argparse's, a bad --profile, --set or --unit-levels, a
+prompt longer than the model's positions); --debug shows the traceback
+instead.  A file
 problem says which it is (missing, a directory, a FIFO, a permission
 problem, a symlink loop: `files.describe_os_error`), and user or model text
 is printed with its control characters escaped (`printable`: ESC as
@@ -25,10 +27,11 @@ timeout, CI) and SIGHUP unwind as Ctrl-C does, removing every partial
 output, and exit 128 + the signal (143, 129) with one line.  Every output
 
 The package: `common` holds what the commands share (errors and exit codes,
-argument types, the --set, --json and step options, the config and model
-builders, the output-path check, the progress display); each command is a
-module (`generate`, `demo`, `verilog`, `perf`, `report`, `sweep`,
-`numerics`) with `add_parser(add)`, which declares its options, and
+argument types, the --profile and --set, --json and step options, the
+config and model builders, the output-path check, the progress display);
+each command is a module (`generate`, `demo`, `verilog`, `fpga`, `perf`,
+`report`, `sweep`, `numerics`) with `add_parser(add)`, which declares its
+options, and
 `run(args)`, which calls the library and prints.  The work itself lives in
 the library (`perf.summary`, `report.build`, `sweep.build`, `demo`, ...).
 
@@ -48,7 +51,7 @@ from ..files import describe_os_error
 from ..printable import shown
 
 # The subcommands, in the order `dfx --help` lists them.
-COMMANDS = ( "generate", "demo", "verilog", "perf", "report", "sweep", "numerics" )
+COMMANDS = ( "generate", "demo", "verilog", "fpga", "perf", "report", "sweep", "numerics" )
 
 
 def command( name ):

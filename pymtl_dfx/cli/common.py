@@ -1,7 +1,8 @@
 """What every `dfx` command shares: the errors and exit codes, the signals
 that unwind as Ctrl-C, the argument types, the options several commands
-take (--set, --json, the step options), the config and model builders, the
-check of every output path, and the one progress display (tqdm)."""
+take (--profile and --set, --json, the step options), the config and model
+builders, the check of every output path, and the one progress display
+(tqdm)."""
 
 import argparse
 import contextlib
@@ -193,9 +194,39 @@ def add_json( p, help=JSON_HELP ):
   p.add_argument( "--json", action="store_true", help=help )
 
 
+def profile_name( text ):
+  """--profile's type: a name of `profiles.PROFILES` (else a usage error
+  listing them)."""
+  from ..profiles import ProfileError, get
+  try:
+    get( text )
+  except ProfileError as e:
+    raise argparse.ArgumentTypeError( str( e ) ) from None
+  return text
+
+
+profile_name.__name__ = "profile"
+
+
 def add_set( p, help ):
-  """--set KEY=VALUE (repeatable): a DFXConfig field (`dfx_config`)."""
+  """--profile NAME and --set KEY=VALUE (repeatable): a named set of
+  DFXConfig values, then fields on top (`dfx_config`).  Every command that
+  builds a DFXConfig declares them here, so each takes both."""
+  from ..profiles import PROFILES
+  listed = "; ".join( f"{n}: {p.description}" for n, p in PROFILES.items() )
+  p.add_argument( "--profile", type=profile_name, default=None, metavar="NAME",
+                  help=f"a named set of DFXConfig values, applied before --set (default: none, "
+                       f"the paper's design with sourced costs); profiles: {listed}" )
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE", help=help )
+
+
+def base_config( args ):
+  """DFXConfig() with --profile's values (a usage error if they are bad)."""
+  from ..profiles import ProfileError, config
+  try:
+    return config( getattr( args, "profile", None ) )
+  except ProfileError as e:
+    raise UsageError( str( e ) ) from None
 
 
 # -- timed steps: how they are computed and kept -------------------------------------
@@ -248,13 +279,13 @@ def announce_steps( prog, jobs, enabled ):
 # -- the config and the model ------------------------------------------------------
 
 def dfx_config( args ):
-  """DFXConfig from --set and --cores; bad settings, and sizes past their
-  bound (`bounds`: the RTL core's too, for what translates it), are usage
-  errors."""
+  """DFXConfig from --profile, then --set, then --cores; bad settings, and
+  sizes past their bound (`bounds`: the RTL core's too, for what
+  translates it), are usage errors."""
   from ..bounds import check_dfx
-  from ..config import ConfigError, DFXConfig
+  from ..config import ConfigError
   try:
-    dfx = DFXConfig().with_overrides( args.set )
+    dfx = base_config( args ).with_overrides( args.set )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   set_cores = any( a.partition( "=" )[0].strip() == "cores" for a in args.set )
@@ -265,7 +296,7 @@ def dfx_config( args ):
       dfx = dfx.replace( cores=args.cores )
     except ConfigError as e:
       raise UsageError( str( e ) ) from None
-  rtl = args.cmd == "verilog" or getattr( args, "level", None ) in ( "rtl", "verilog" )
+  rtl = args.cmd in ( "verilog", "fpga" ) or getattr( args, "level", None ) in ( "rtl", "verilog" )
   try:
     check_dfx( dfx, rtl=rtl )
   except ConfigError as e:

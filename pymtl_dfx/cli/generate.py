@@ -46,7 +46,10 @@ def add_parser( add ):
   p.add_argument( "--level", choices=LEVELS, default="func",
                   help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
                        "cores of stream units at that level; verilog: the whole "
-                       "appliance in Verilator" )
+                       "appliance in Verilator; fpga: U280 cards through XRT (--xclbin)" )
+  p.add_argument( "--xclbin", metavar="FILE", default=None,
+                  help="with --level fpga: the kernel's xclbin (`dfx fpga`'s build), "
+                       "loaded on cards 0 .. cores-1" )
   p.add_argument( "--unit-levels", type=common.unit_levels, default=None, metavar="UNIT=LEVEL,...",
                   help="per-unit levels at a stream level, e.g. mpu=rtl,vpu=cl" )
   p.add_argument( "--seed", type=common.seed_type, default=None,
@@ -63,8 +66,9 @@ def add_parser( add ):
                    help="keep the compiled model in FILE (for the whole context when it fits)" )
   im.add_argument( "--image", metavar="FILE",
                    help="run a model compiled before with --save-image instead of "
-                        "compiling: weights, cores and --set come from FILE (--model gives "
-                        "the tokenizer and must match)" )
+                        "compiling: weights, cores, --profile and --set come from FILE "
+                        "(--model gives the tokenizer and must match; a --profile, --set or "
+                        "--cores given too must agree with FILE)" )
   common.add_json( p )
 
 
@@ -139,13 +143,16 @@ def _use_image( args, cfg, n_tokens ):
     raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} ("
                       + ", ".join( f"{k}={have.get( k )!r}" for k in shown )
                       + f"), not --model {args.model}" )
-  if args.set or args.cores is not None:
+  # The image holds its DFXConfig; --profile, --set and --cores may restate
+  # it (checked: every field must agree), never change it, as its program
+  # and layout were planned for that config and its cycles come from it.
+  if args.profile or args.set or args.cores is not None:
     want = dfx_config( args ).to_dict()
     have = compiled.dfx.to_dict()
     diff = [ f"{k}={have[ k ]}" for k in want if want[ k ] != have.get( k ) ]
     if diff:
       raise UsageError( f"--image {args.image} was compiled for {', '.join( diff )}; drop "
-                        f"--cores/--set or compile again with --save-image" )
+                        f"--profile/--cores/--set or compile again with --save-image" )
   limit = compiled.layout["max_tokens"]
   if n_tokens > limit:
     raise UsageError( f"--image {args.image} was compiled for at most {limit} tokens; "
@@ -196,6 +203,17 @@ def run( args ):
                       "not func" )
   if args.image == "":
     raise UsageError( "--image: the path is empty" )
+  if args.xclbin is not None and args.level != "fpga":
+    raise UsageError( "--xclbin needs --level fpga" )
+  if args.level == "fpga":
+    from ..kernel.xrt_runtime import require_xrt
+    if args.unit_levels:
+      raise UsageError( "--unit-levels needs a simulated stream level, not fpga" )
+    require_xrt()                       # before any loading: one line without XRT
+    if args.xclbin is None:
+      raise UsageError( "--level fpga needs --xclbin FILE (the kernel `dfx fpga` builds)" )
+    with open( args.xclbin, "rb" ):     # a missing or unreadable xclbin: one line now
+      pass
   # Every check that needs no weights runs before a (possibly 6 GB) load.
   cfg = model_config( args.model )
   tok = load_tokenizer( model_dir( args.model ), cfg.vocab_size )
@@ -214,9 +232,12 @@ def run( args ):
     compiled = _compile( args, cfg, dfx_config( args ), n_tokens, progress )
   compile_s = time.perf_counter() - t0
   dfx = compiled.dfx
-  if args.level != "func":
+  if args.level == "fpga":
+    progress.status( f"loading {compiled.cores} U280 card(s) ...", force=True )
+  elif args.level != "func":
     progress.status( f"building the {args.level} appliance ...", force=True )
-  host = Host( compiled, args.level, levels=args.unit_levels )
+  cards = dict( xclbin=args.xclbin ) if args.level == "fpga" else {}
+  host = Host( compiled, args.level, levels=args.unit_levels, **cards )
   progress.clear()
 
   tokens = []
@@ -248,7 +269,7 @@ def run( args ):
     n_gen = max( 1, len( steps ) - len( ids ) )
     rec = {
       "model": args.model, "level": args.level, "unit_levels": args.unit_levels or {},
-      "cores": compiled.cores, "seed": args.seed, "set": args.set,
+      "cores": compiled.cores, "seed": args.seed, "profile": args.profile, "set": args.set,
       "image": args.image, "saved_image": args.save_image,
       "decoding": { "temperature": args.temperature, "top_k": args.top_k,
                     "stop_at_eos": args.stop_at_eos },

@@ -1,7 +1,7 @@
 """`dfx perf`: the cycles of a generation on the modelled appliance, from
 `pymtl_dfx.perf` (CL's cycles exactly, without data).
 
-  dfx perf --model PRESET|DIR --cores N --in I --out O [--set key=value ...]
+  dfx perf --model PRESET|DIR --cores N --in I --out O [--profile NAME] [--set key=value ...]
            [--samples N | --exact] [--jobs N] [--cache DIR | --no-cache] [--json]
 
 I prompt tokens (the summarization stage: I steps, the logits after the
@@ -55,13 +55,14 @@ def run( args ):
                     on_done=common.Progress( "dfx perf", not args.json ).counter( "timed step" ),
                     on_start=common.announce_steps( "dfx perf", args.jobs, not args.json ) )
   rec.update( model=gpt.name, cores=dfx.cores, n_in=args.n_in, n_out=args.n_out,
-              seconds=round( time.perf_counter() - t0, 3 ) )
+              profile=args.profile, set=args.set, seconds=round( time.perf_counter() - t0, 3 ) )
   if args.json:
     print( json.dumps( rec, indent=2 ) )
     return
   shares = ", ".join( f"{k} {100 * v / rec['cycles']:.1f} %"
                       for k, v in rec["breakdown"]["per_op_class"].items() if v )
-  print( f"{gpt.name} on {dfx.cores} core(s), {args.n_in}:{args.n_out}: {rec['cycles']:,} cycles, "
+  profile = f" (profile {args.profile})" if args.profile else ""
+  print( f"{gpt.name} on {dfx.cores} core(s){profile}, {args.n_in}:{args.n_out}: {rec['cycles']:,} cycles, "
          f"{rec['ms']:.3f} ms at {dfx.clock_mhz} MHz, {rec['tokens_per_s']:.2f} tokens/s; {shares}" )
   n = len( rec["interpolated_steps"] )
   if n:

@@ -1,6 +1,7 @@
 """`dfx report --out DIR`: the paper's figures from the performance model.
 
-  dfx report --out DIR [--jobs N] [--cache DIR | --no-cache] [--set key=value ...] [--json]
+  dfx report --out DIR [--jobs N] [--cache DIR | --no-cache] [--profile NAME]
+             [--set key=value ...] [--json]
 
 Times the steps the figures need (`plan.PAPER`; about 30 full-size steps,
 tens of CPU minutes the first time, seconds from the cache), then writes
@@ -37,15 +38,16 @@ def add_parser( add ):
 
 def run( args ):
   from ..bounds import check_dfx
-  from ..config import ConfigError, DFXConfig
+  from ..config import ConfigError
   from ..report.build import build
   if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
     raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
   try:
-    check_dfx( DFXConfig().with_overrides( args.set ) )
+    check_dfx( common.base_config( args ).with_overrides( args.set ) )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
   paths = build( args.out, cache=common.step_cache( args ), jobs=args.jobs, overrides=args.set,
+                 profile=args.profile,
                  on_done=common.Progress( "dfx report", not args.json ).counter( "timed step" ),
                  on_start=common.announce_steps( "dfx report", args.jobs, not args.json ) )
   if args.json:

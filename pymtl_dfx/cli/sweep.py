@@ -1,6 +1,6 @@
 """`dfx sweep`: latency and FPGA resources over a grid of DFXConfig points.
 
-  dfx sweep --model PRESET|DIR --grid key=v1,v2 [--grid ...] [--set key=value ...]
+  dfx sweep --model PRESET|DIR --grid key=v1,v2 [--grid ...] [--profile NAME] [--set key=value ...]
             [--context N] [--io I:O [--samples N]] [--jobs N | --dask ADDRESS]
             [--cache DIR | --no-cache] --out DIR [--json]
 
@@ -83,7 +83,7 @@ def run( args ):
   from ..sweep.grid import GridError, parse_grid, points
   gpt = model_config( args.model )
   try:
-    pts = points( parse_grid( args.grid ), args.set )
+    pts = points( parse_grid( args.grid ), args.set, args.profile )
   except GridError as e:
     raise UsageError( str( e ) ) from None
   io = _io( args.io ) if args.io else None
@@ -114,7 +114,7 @@ def run( args ):
     rec, paths = build( args.out, gpt, pts, args.context, io, samples, cache_dir, jobs,
                         client, args.set,
                         common.Progress( "dfx sweep", not args.json ).counter( "point" ),
-                        on_start )
+                        on_start, profile=args.profile )
   finally:
     if client is not None:
       client.close()

@@ -37,7 +37,7 @@ def run( args ):
   if not args.json:
     print( f"translating the RTL core (d={dfx.d}, l={dfx.l}, {dfx.cores} core(s)) "
            f"{'and linting it ' if args.lint else ''}into {shown( args.out )} ...", flush=True )
-  record = write_core_verilog( dfx, args.out, lint=args.lint )
+  record = write_core_verilog( dfx, args.out, lint=args.lint, profile=args.profile )
   record["seconds"] = round( time.perf_counter() - t0, 1 )
   if args.json:
     print( json.dumps( { k: v for k, v in record.items() }, indent=2 ) )

@@ -8,8 +8,9 @@ reason) and writes, all or nothing:
 
   <top>.v        the whole core: one top module, every unit beneath it
   filelist.f     the sources in compile order (one file today)
-  config.json    the DFXConfig it was built for, the top's name and ports,
-                 the pymtl_dfx version and the lint result
+  config.json    the DFXConfig it was built for (and the --profile it
+                 started from, or null), the top's name and ports, the
+                 pymtl_dfx version and the lint result
   lint.log       Verilator's warnings
 
 The Verilator runs of the tests translate the same units with the same
@@ -21,7 +22,6 @@ appliance is built from).
 import json
 import os
 import re
-import secrets
 import shutil
 
 from ..config import DFXConfig
@@ -70,32 +70,19 @@ def modules( verilog_text ):
   return { name: re.sub( r"lambda__s_\w+", "lambda", text ) for text, name in found }
 
 
-def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
+def write_core_verilog( cfg: DFXConfig, out_dir, lint=True, profile=None ):
   """Write the core's Verilog into out_dir (created with its parents; must
   not exist or be empty, `outputs.check_dir`); returns the config.json
   record.  Everything is made in OUT.dfx-partial-HEX beside it and renamed
   at the end; on any exception (Ctrl-C, SIGTERM, a lint failure) that folder
   and the parents made for it are removed again."""
   from .. import __version__
-  from ..atomic import PARTIAL
-  from ..outputs import check_dir
+  from ..atomic import atomic_dir
   from ..rtlgen import lint_failure, lint_record, translate
-  out_dir = os.path.abspath( check_dir( out_dir, "--out", empty=True ) )
-  parent = os.path.dirname( out_dir )
-  made = []                              # the missing parents, deepest first
-  up = parent
-  while not os.path.exists( up ):
-    made.append( up )
-    up = os.path.dirname( up )
-  work = f"{out_dir}{PARTIAL}{secrets.token_hex( 6 )}"
-  mine = False
-  try:
-    os.makedirs( parent, exist_ok=True )
-    os.mkdir( work, 0o700 )
-    mine = True
+  with atomic_dir( out_dir, "--out" ) as work:
     core = fpga_core( cfg )
     path, top = translate( core, work )
-    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(),
+    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(), profile=profile,
                    pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
     if lint:
       record["lint"], log = lint_record( path, top )
@@ -113,31 +100,4 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True ):
     with open( os.path.join( work, "config.json" ), "w" ) as f:
       json.dump( record, f, indent=2 )
       f.write( "\n" )
-    mode = 0o777 & ~_umask()
-    os.chmod( work, mode )
-    if os.path.isdir( out_dir ):
-      os.rmdir( out_dir )                # empty (checked above; refused if not)
-    os.replace( work, out_dir )
-  except BaseException as e:
-    # nothing half-written: not the folder (mkdir may have made it just
-    # before a signal landed, so it goes unless it was someone else's), nor
-    # the parents made for it
-    if mine or not isinstance( e, FileExistsError ):
-      shutil.rmtree( work, ignore_errors=True )
-    for d in made:
-      try:
-        os.rmdir( d )
-      except OSError:
-        break
-    if isinstance( e, OSError ) and work in str( e ):      # name what the user asked for
-      if e.errno is not None and isinstance( e.filename, str ):
-        raise OSError( e.errno, e.strerror, e.filename.replace( work, out_dir ) ) from e
-      raise OSError( str( e ).replace( work, out_dir ) ) from e
-    raise
   return record
-
-
-def _umask():
-  m = os.umask( 0 )
-  os.umask( m )
-  return m

@@ -38,7 +38,7 @@ class AsyncFifoRTL( Component ):
     check_depth( "AsyncFifoRTL", depth )
     AW = depth.bit_length() - 1
     PW = AW + 1
-    P, A = mk_bits( PW ), mk_bits( AW )
+    P = mk_bits( PW )
     DEPTH = P( depth )
 
     s.w_en = InPort()

@@ -7,8 +7,9 @@ Ports:
   req    `MemReq` to the memory channel: row = (addr - base) / word bytes.
   resp   `MemResp` from it, one per request in request order.
   base   the buffer's byte address in the slave's address space.
-  fail   while 1, the transactions issued to the memory answer SLVERR (the
-         access still happens; the error tests use it).
+  fail   a beat issued to the memory while fail is 1 answers SLVERR (the
+         access still happens: the error tests use it; a write burst
+         answers SLVERR if any of its beats did).
   bad    sticky (until reset): a beat was not one this slave serves (see
          below); its response is SLVERR and a write beat writes nothing.
 

@@ -20,9 +20,10 @@ Ports:
 Reads: single-beat INCR transactions (len 0, size log2(data_bits/8), id 0),
 so none crosses a 4 KB page.  Up to `entries` reads are in flight or held:
 each read reserves a slot of an `entries`-deep buffer when it is issued, so
-rready is always 1 and back-pressure on `inst` never loses a word; with
-`entries` above the memory's latency the fetch runs at one instruction per
-cycle.
+rready is always 1 and back-pressure on `inst` never loses a word.  A slot
+is free again latency + 5 cycles after its read was issued (behind an
+AxiMemSlaveRTL), so the default 32 entries (32 x 128 bits, a LUTRAM) keep
+the fetch at one instruction per cycle against DDR's 15-cycle latency.
 
 `inst_memory_spec` describes the co-simulation's instruction memory (one
 channel, one instruction per word) for a `MemoryRTL` behind an
@@ -55,7 +56,7 @@ def inst_memory_spec( words, latency, outstanding ):
 
 class InstFetchRTL( Component ):
 
-  def construct( s, data_bits=inst_data_bits(), entries=8 ):
+  def construct( s, data_bits=inst_data_bits(), entries=32 ):
     nbytes = data_bits // 8
     if data_bits < INST_BITS or data_bits % 8 or nbytes & ( nbytes - 1 ):
       raise AxiConfigError( f"InstFetchRTL: data_bits={data_bits} (a power-of-two number "

@@ -47,6 +47,14 @@ Path of a beat (a beat = tdata, tkeep, tlast):
 - The output register (ap_clk) holds tx's beat until tready, so tvalid
   never falls without a transfer even when B's enable does.
 
+Parameters (all elaboration-time; the defaults are one real link):
+`latency` (55), `link_ratio` (6103/6250), `a_ratio` and `b_ratio` (1/1),
+`near_depth` (16), `far_depth` (the power of two >= 4 headrooms: 512 at
+latency 55), `xoff_at` (far_depth - headroom: 401), `xon_at` (one
+headroom: 111, so the beats left in the FIFO cover the XON's round trip
+and the reader does not starve), `seed` (0xACE1), `duty` (0.25), `burst`
+(16 cycles), `flow_control` (True).  Bad values raise ValueError.
+
 Status outputs for the harness: `drops` (beats lost at the far FIFO: 0 on
 a flow-controlled link), `fill` (the far FIFO's level, link side) and
 `xoff` (the transmitter is stopped).  With `flow_control=False` the
@@ -169,7 +177,7 @@ class LinkModelRTL( Component ):
     if not isinstance( latency, int ) or latency < 1:
       raise ValueError( f"{who}: latency={latency!r} must be an int >= 1 (link cycles)" )
     H = headroom( latency )
-    if far_depth is None:       # XOFF with 3 headrooms below it, as AuroraFlow's half-full
+    if far_depth is None:       # room for XOFF three headrooms up, XON one headroom up
       far_depth = 1 << ( 4 * H - 1 ).bit_length()
     check_depth( who + " near_depth", near_depth )
     check_depth( who + " far_depth", far_depth )

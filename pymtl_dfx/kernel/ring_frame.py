@@ -46,36 +46,42 @@ write is accepted, and never discards one (`units.router.RouterRTL`).  A
 stall anywhere therefore propagates back as tready low, up to the Aurora
 kernel's RX FIFO.
 
-Across the cable.  The receiving Aurora kernel's RX FIFO (AuroraFlow: 64 KB,
-1,024 beats of 64 bytes, in the Aurora user clock's domain on the write
-side and ap_clk on the read side) asks the sending core to stop with an
-NFC XOFF message when it reaches its programmable-full threshold (half
-full) and to resume with XON at programmable-empty (one eighth); the
-sender stops within the NFC round trip, so the space above the threshold
-(AuroraFlow measured 16 KB as enough on its cables) absorbs what is still
-on the way.  `LinkModelRTL` models exactly this (its far FIFO, XOFF/XON
-thresholds and a headroom of 2 x latency + 1 beats).
+Across the cable.  The receiving Aurora kernel's RX FIFO (AuroraFlow's:
+64 KB by default, beats of 64 bytes, written in the Aurora user clock's
+domain and read in ap_clk's) asks the sending core to stop with an NFC
+XOFF message when it reaches its programmable-full threshold (by default
+half full) and to resume with XON at programmable-empty (one eighth).  The
+sender stops within the NFC round trip, and the space above the threshold
+absorbs what is still on the way (AuroraFlow's README: 16 KB of it were
+needed on their cables).  `LinkModelRTL` models exactly this: its far FIFO,
+XOFF/XON thresholds, and a headroom of 2 x latency + 1 beats.
 
-A link that can drop.  Without flow control across the cable (a UDP link,
-or Aurora without NFC), the receiver must hold whatever its upstream
+A link that can drop.  Without flow control across the cable (UDP, or
+Aurora without NFC) the receiver must buffer whatever its upstream
 neighbour can send before the router takes it.  The router protocol bounds
-that: for a sync of n words per core on N cores (P = ceil(n / W) packets
-per segment) a router receives exactly (N-1)P packets, and its upstream
-neighbour u sends it exactly (N-1)P per sync (its P own packets and the
-(N-2)P it forwards).  u cannot finish sync k+1 before it has received this
-card's own packets of sync k+1, which this card injects only once it has
-finished sync k, i.e. taken all (N-1)P of sync k.  So while this card is
-in (or before) sync k, u is at most in sync k+1, and of sync k+1 it can
-have sent its own P packets plus only forwarded packets whose sources
-needed this card to forward their sync-k segments first - each such
-segment taken from the buffer frees as many places as the P packets of
-sync k+1 it lets through.  At most (N-1)P + P = N P packets are ever on
-their way to one card and not yet taken by its router: the receive buffer
-must hold `rx_buffer_packets` = N x ceil(n_max / W) packets, n_max the
-largest segment of any sync in the program (`largest_sync_words`), one
-synchronisation plus the neighbour's first packets of the next.  The test
-(tests/kernel/test_ring_buffer.py) runs routers on lossy links with a
-stalled receiver and finds exactly this maximum.
+that.  Take card c, its upstream neighbour u, and a sync of n words per
+core on N cores, P = ceil(n / W) packets per segment.  Per sync u sends c
+exactly (N-1)P packets (its own P and the (N-2)P it forwards: all but c's
+own), and c's router takes exactly (N-1)P.  A core cannot send sync k+1's
+packets until it has received all of sync k (it finishes k first, and the
+router accepts the next SYNC only after `done`).  u cannot finish k+1
+without c's own packets of k+1, which c sends only after finishing k.  So
+while c is in sync k (or done with k-1 and not started k), u is at most in
+sync k+1, and the packets waiting for c are those of sync k that c has not
+taken plus those u has sent of k+1:
+  - u's own P packets of k+1;
+  - the packets of k+1 u forwards from the j cores upstream of it, u-1 ..
+    u-j.  Core u-j can be in k+1 only once it has finished k, i.e. received
+    the sync-k segments of u-j+1 .. u, which reach it through c: c has
+    taken at least those j P packets of sync k.
+Waiting: at most (N-1)P - jP + P + jP = N P.  So the receive buffer must
+hold `rx_buffer_packets` = N x ceil(n_max / W) packets, n_max the largest
+segment of any sync in the program (`largest_sync_words`; with syncs of
+different sizes the same count with the largest P bounds every pair):
+one synchronisation plus the neighbour's first packets of the next.  The
+test (tests/kernel/test_ring_buffer.py) runs routers on links that never
+refuse a packet, with a receiver that takes nothing for a while, and finds
+exactly this maximum; random timings stay within it.
 """
 
 import dataclasses
@@ -180,6 +186,24 @@ def packet_beats( cfg, pkt, data_bits=STREAM_DATA_BITS ):
     words[ x.beat ] |= v << x.lo
   return [ ( w, L.last_keep if b == L.beats - 1 else L.all_keep, int( b == L.beats - 1 ) )
            for b, w in enumerate( words ) ]
+
+
+def beats_packet( cfg, datas, data_bits=STREAM_DATA_BITS ):
+  """The packet value whose beats carry tdata `datas` (the inverse of
+  `packet_beats`, as RingRxRTL reads it)."""
+  L = ring_layout( cfg, data_bits )
+  if len( datas ) != L.beats:
+    raise ValueError( f"beats_packet: {len( datas )} beats, a packet is {L.beats}" )
+  Packet = mk_ring_packet( cfg )
+  fields = Packet.__bitstruct_fields__
+  vals = { n: [ 0 ] * len( f ) if isinstance( f, list ) else 0 for n, f in fields.items() }
+  for x in L.slots:
+    v = ( int( datas[ x.beat ] ) >> x.lo ) & ( ( 1 << x.nbits ) - 1 )
+    if x.index is None:
+      vals[ x.field ] |= v << x.field_lo
+    else:
+      vals[ x.field ][ x.index ] |= v << x.field_lo
+  return Packet( *( vals[ n ] for n in fields ) )
 
 
 def rx_buffer_packets( cfg, words ):

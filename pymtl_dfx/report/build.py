@@ -7,7 +7,7 @@ import json
 import os
 
 from .. import atomic
-from ..config import DFXConfig
+from .. import profiles
 
 
 def _jsonable( x ):
@@ -18,18 +18,19 @@ def _jsonable( x ):
   return x
 
 
-def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None, on_start=None ):
-  """Computes and writes the report; returns {what: path}."""
+def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None, on_start=None,
+           profile=None ):
+  """Computes and writes the report for profile `profile` (None: the
+  default config) with `overrides` on top; returns {what: path}."""
   from . import compute, figures, summary
   from .plan import PAPER
   from ..outputs import check_dir
   plan = plan or PAPER
   check_dir( out_dir, "--out" )           # before the minutes of timing, not after
   os.makedirs( out_dir, exist_ok=True )
-  compute.fill( cache, plan, jobs, overrides, on_done, on_start=on_start )
-  res = compute.results( cache, plan, overrides )
-  clock = DFXConfig().with_overrides( list( overrides ) ).clock_mhz if overrides else \
-    DFXConfig().clock_mhz
+  compute.fill( cache, plan, jobs, overrides, on_done, on_start=on_start, profile=profile )
+  res = compute.results( cache, plan, overrides, profile )
+  clock = profiles.config( profile ).with_overrides( list( overrides ) ).clock_mhz
   pngs = {}
   if res["breakdown"]:
     pngs["breakdown"] = figures.breakdown( res, out_dir, clock )

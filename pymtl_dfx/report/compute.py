@@ -3,26 +3,28 @@ step cache, and turns them into the figures' numbers."""
 
 from .. import perf
 from ..compiler.limits import CompileError
+from .. import profiles
 from ..config import DFXConfig, gpt2_preset
 from ..perf.sampled import estimate, time_many
 from .plan import PAPER
 
 
-def model( plan, name, cards, overrides=() ):
-  dfx = DFXConfig( cores=cards )
+def model( plan, name, cards, overrides=(), profile=None ):
+  dfx = profiles.config( profile, DFXConfig( cores=cards ) )
   if overrides:
     dfx = dfx.with_overrides( list( overrides ) )
   return perf.planned( gpt2_preset( name ), dfx, cards, plan.max_tokens[ name ] )
 
 
-def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None, on_start=None ):
+def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None, on_start=None,
+          profile=None ):
   """Times every step not yet in the cache (`needed`: [(preset, cards,
   [(pos, want logits)])], by default every step of the report); returns
   {(name, cards): the reason} for the configurations that do not compile."""
   tasks, skipped = [], {}
   for name, cards, steps in ( plan.steps_needed() if needed is None else needed ):
     try:
-      m = model( plan, name, cards, overrides )
+      m = model( plan, name, cards, overrides, profile )
     except CompileError as e:
       skipped[ ( name, cards ) ] = str( e ).splitlines()[0]
       continue
@@ -43,13 +45,13 @@ def weight_bytes( gpt ):
   return 2 * ( 12 * E * E * gpt.n_layer + gpt.vocab_size * E )
 
 
-def models( plan, overrides=() ):
+def models( plan, overrides=(), profile=None ):
   """{(preset, cards): planned model} of every configuration that
   compiles, and {(preset, cards): why not} of the others."""
   ok, skipped = {}, {}
   for name, cards, _ in plan.steps_needed():
     try:
-      ok[ ( name, cards ) ] = model( plan, name, cards, overrides )
+      ok[ ( name, cards ) ] = model( plan, name, cards, overrides, profile )
     except CompileError as e:
       skipped[ ( name, cards ) ] = str( e ).splitlines()[0]
   return ok, skipped
@@ -137,11 +139,13 @@ def paper_scaling( cache, compute=False, jobs=1, on_done=None, plan=PAPER ):
   return scaling( plan, ms_, cache, compute=False )
 
 
-def results( cache, plan=PAPER, overrides=() ):
-  """The numbers of every figure, from the cache (timing what is missing)."""
-  ms_, skipped = models( plan, overrides )
+def results( cache, plan=PAPER, overrides=(), profile=None ):
+  """The numbers of every figure, from the cache (timing what is missing),
+  with the --profile and --set they were computed for."""
+  ms_, skipped = models( plan, overrides, profile )
   points, steps = xl( plan, ms_, cache )
   return dict(
+    profile=profile, set=list( overrides ),
     skipped={ f"{n} x{c}": why for ( n, c ), why in skipped.items() },
     labels=dict( context=plan.breakdown_pos + 1, scaling=scaling_label( plan ),
                  xl=size_label( plan, plan.xl ), xl_cards=plan.xl_cards,

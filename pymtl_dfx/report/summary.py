@@ -80,6 +80,12 @@ def write( res, figures, clock_mhz ):
             f"channels, {clock_mhz} MHz) with the U280 system's measured costs (docs/perf.md). "
             "In each generation the steps at a few positions are timed exactly and the others "
             "interpolated between them (`perf.sampled`; the positions are in results.json).", "" ]
+  if res.get( "profile" ) or res.get( "set" ):
+    from ..profiles import get
+    said = [ f"profile `{res['profile']}` ({get( res['profile'] ).description})" ] \
+      if res.get( "profile" ) else []
+    said += [ f"`--set {s}`" for s in res.get( "set" ) or () ]
+    lines += [ "Computed with " + ", then ".join( said ) + ".", "" ]
   if res["skipped"]:
     lines += [ "Not compiled (so not shown): " + "; ".join( f"{k}: {v}"
                                                           for k, v in res["skipped"].items() ), "" ]

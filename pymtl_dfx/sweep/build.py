@@ -43,7 +43,7 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
 
 
 def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-           sets=(), on_done=None, on_start=None ):
+           sets=(), on_done=None, on_start=None, profile=None ):
   """Runs the sweep and writes sweep.md, sweep.json, pareto.png and
   pareto.svg into out_dir; returns (the sweep.json record, {what: path})."""
   from . import figure, page
@@ -54,7 +54,7 @@ def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jo
   recs = sweep( gpt, points, context, io, samples, cache_dir, jobs, dask, on_done, on_start )
   os.makedirs( out_dir, exist_ok=True )
   out = dict( model=gpt.name, context=context, io=list( io ) if io else None,
-              samples=samples if io else None, set=list( sets ),
+              samples=samples if io else None, profile=profile, set=list( sets ),
               grid=_grid_values( points ),
               budget=U280, budget_source=U280_SOURCE,
               synthesised={ k: dict( DSP=v[0], LUT=v[1], FF=v[2], by=v[3] )

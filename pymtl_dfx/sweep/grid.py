@@ -6,6 +6,7 @@ import itertools
 import math
 from dataclasses import dataclass, fields
 
+from .. import profiles
 from ..bounds import MAX_SWEEP_POINTS, MIN_STEP_CPU_S, RUN_BUDGET_S, check_dfx, show
 from ..config import ConfigError, DFXConfig
 
@@ -56,16 +57,16 @@ def parse_grid( texts ):
   return grid
 
 
-def points( grid, sets=() ):
+def points( grid, sets=(), profile=None ):
   """Every combination of the grid's values (the first key varies slowest),
-  over DFXConfig() with `sets` applied; a bad value or combination raises
-  GridError naming it."""
+  over DFXConfig() with profile `profile`'s values (None: none), then
+  `sets`, applied; a bad value or combination raises GridError naming it."""
   set_keys = { str( a ).partition( "=" )[0].strip() for a in sets }
   both = sorted( set_keys & set( grid ) )
   if both:
     raise GridError( f"{', '.join( both )} given both in --grid and in --set" )
   try:
-    base = DFXConfig().with_overrides( list( sets ) )
+    base = profiles.config( profile ).with_overrides( list( sets ) )
   except ConfigError as e:
     raise GridError( str( e ) ) from None
   n = math.prod( len( v ) for v in grid.values() )

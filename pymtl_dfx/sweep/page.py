@@ -34,8 +34,10 @@ def write( sweep, figure ):
             f"({', '.join( f'{U280[k]:,} {k}' for k in RESOURCES )}; {U280_SOURCE}).  Each "
             "estimate row says whether it is synthesised or extrapolated; what is left out is "
             "listed below.", "" ]
-  if sweep["set"]:
-    lines += [ "Every point: " + ", ".join( f"`{s}`" for s in sweep["set"] ) + ".", "" ]
+  every = ( [ f"profile `{sweep['profile']}`" ] if sweep.get( "profile" ) else [] ) + \
+    [ f"`{s}`" for s in sweep["set"] ]
+  if every:
+    lines += [ "Every point: " + ", then ".join( every ) + ".", "" ]
   lines += [ f"![ms per step against LUTs and DSPs per card]({figure})", "",
              "Pareto: among the points within the U280 budget, no other point has no more "
              "latency and no more LUTs (or DSPs) and less of one of them.", "" ]

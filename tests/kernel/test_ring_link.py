@@ -16,10 +16,11 @@ from pymtl_dfx.kernel.LinkModelRTL import (BurstStallRTL, ClockEnableRTL, LinkMo
                                            headroom, mk_axis_beat)
 from pymtl_dfx.kernel.RingRxRTL import RingRxRTL
 from pymtl_dfx.kernel.RingTxRTL import RingTxRTL
-from pymtl_dfx.kernel.ring_frame import packet_beats, ring_layout
+from pymtl_dfx.kernel.ring_frame import beats_packet, packet_beats, ring_layout
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done
 from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL
-from pymtl_dfx.testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields
+from pymtl_dfx.testing.wide_ports import (FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields,
+                                          connect_stream)
 from pymtl_dfx.units.router.msgs import mk_ring_packet
 
 CFG = DFXConfig()                       # W = 64: 1,048 bits, 3 beats
@@ -169,8 +170,8 @@ class Harness( Component ):
     s.sink = CheckSinkRTL( OutT, expected, sink_delay, seed + 1, strict=True )
     if first_wait is not None and s.sink.delays:
       s.sink.delays[0] = first_wait
-    _connect( s.src.send, getattr( dut, src_port ) )
-    _connect( s.sink.recv, getattr( dut, sink_port ) )
+    connect_stream( s.src.send, getattr( dut, src_port ) )
+    connect_stream( s.sink.recv, getattr( dut, sink_port ) )
     s.probe = ProbeCL( probes )
     for n in probes:
       connect( s.probe.port( n ), getattr( dut, n ) )
@@ -182,18 +183,9 @@ class Harness( Component ):
     return s.dut.line_trace()
 
 
-def _connect( port, group ):
-  if isinstance( group, ( FieldRecvIfcRTL, FieldSendIfcRTL ) ):
-    connect_fields( port.msg, group )
-    connect( port.val, group.val )
-    connect( port.rdy, group.rdy )
-  else:
-    connect( port, group )
-
-
 def run( th, cmdline_opts, limit, tail=4 ):
   """Run to done plus `tail` cycles (a registered error pulse lands after
-  its beat); returns (cycles, probe log)."""
+  its beat); returns (cycles, the probe's log, the harness)."""
   th = elaborate_for( th, "rtl", _plain_opts( cmdline_opts ) )
   done = th.done
   left = [ tail ]
@@ -240,6 +232,7 @@ def test_layout():
   assert [ ( x.beat, x.lo, x.nbits, x.field_lo ) for x in split ] == [ ( 0, 112, 8, 0 ), ( 1, 0, 8, 8 ) ]
   pkt = random_packets( CFG, 1, 3 )[0]
   beats = packet_beats( CFG, pkt )
+  assert beats_packet( CFG, [ d for d, _, _ in beats ] ) == pkt
   assert beats[0][0] & 0xffff == int( pkt.data[0] )
   assert beats[2] == ( int( pkt.idx ) | int( pkt.src ) << 16, 0b111, 1 )
 
@@ -394,6 +387,56 @@ def test_framing_errors( cmdline_opts ):
   assert pulses( log["error"] ) == ( 4, 1 )
 
 
+def rx_reference( cfg, beats ):
+  """RingRxRTL's resynchronisation rule on Python values: (packets, errors)."""
+  n = ring_layout( cfg ).beats
+  out, errors, kept, hunting = [], 0, [], False
+  for b in beats:
+    last = bool( int( b.last ) )
+    if hunting:
+      hunting = not last
+    elif len( kept ) == n - 1:
+      if last:
+        out.append( beats_packet( cfg, kept + [ b.data ] ) )
+      else:
+        errors += 1
+        hunting = True
+      kept = []
+    elif last:
+      errors += 1
+      kept = []
+    else:
+      kept.append( b.data )
+  return out, errors
+
+
+@pytest.mark.parametrize( "seed", [ 1, 2 ] )
+def test_random_framing_errors( seed, cmdline_opts ):
+  """Beats lost, tlasts lost or early, runts, at random, under back-pressure:
+  RingRxRTL delivers what its rule says and pulses once per error."""
+  rng = random.Random( seed )
+  pkts = random_packets( CFG, 40, seed=seed + 50 )
+  beats = []
+  for f in _frames( CFG, pkts ):
+    what = rng.choice( [ "ok", "ok", "ok", "drop", "no_last", "early", "runt" ] )
+    if what == "drop":
+      del f[ rng.randrange( len( f ) ) ]
+    elif what == "no_last":
+      f[-1] = Beat( f[-1].data, f[-1].keep, 0 )
+    elif what == "early":
+      i = rng.randrange( len( f ) - 1 )
+      f[i] = Beat( f[i].data, f[i].keep, 1 )
+    elif what == "runt":
+      f.insert( 0, Beat( rng.randrange( 1 << 64 ), 0xff, 1 ) )
+    beats += f
+  want, errors = rx_reference( CFG, beats )
+  assert 0 < len( want ) < len( pkts ) and errors > 0
+  th = Harness( RxTop( CFG ), "beats", "out", ( Beat, mk_ring_packet( CFG ) ), beats, want,
+                { "error": 1 }, src_delay=1, sink_delay=3, seed=seed )
+  _, log, _ = run( th, cmdline_opts, 4000 )
+  assert sum( log["error"] ) == errors          # one cycle each (back to back if two beats are)
+
+
 def test_framing_errors_one_beat( cmdline_opts ):
   pkts = random_packets( CFG8, 4, seed=2 )
   f = _frames( CFG8, pkts )
@@ -431,3 +474,16 @@ def test_bad_parameters( make ):
     x = make()
     if isinstance( x, Component ):
       x.elaborate()             # a component's parameters are checked in construct
+
+
+def test_default_link():
+  """The defaults the 2-kernel co-simulation uses (55-cycle latency, a
+  512-beat far FIFO), in pymtl3's simulation only: the co-simulation
+  Verilates this model itself."""
+  pkts = random_packets( CFG, 40, seed=8 )
+  Packet = mk_ring_packet( CFG )
+  th = Harness( ChainTop( CFG, dict( far_depth=512 ) ), "inp", "out", Packet, pkts, pkts,
+                { "error": 1, "drops": 32 }, sink_delay=2, seed=4 )
+  cycles, log, _ = run( th, {}, 3000 )
+  assert not any( log["error"] ) and log["drops"][-1] == 0
+  assert cycles > 2 * 55            # the latency pipe is in the path

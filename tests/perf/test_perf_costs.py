@@ -7,13 +7,15 @@ from the defaults' (perf's, which test_core_e2e and test_perf_vs_cl hold
 equal to CL's), except DDR bandwidth: the small model's DDR transfers are a
 few words each and latency-bound, so there it changes no cycle (its rate
 is checked alone in tests/units/memory).  The host's per-step cost is in
-the op-class breakdown, which still sums to the total."""
+the op-class breakdown, which still sums to the total.  Each profile that
+sets cost fields (`profiles.PROFILES`: the Aurora ring's) does the same
+with all its cost values at once."""
 
 import functools
 
 import pytest
 
-from pymtl_dfx import perf
+from pymtl_dfx import perf, profiles
 from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.config import COST_FIELDS
@@ -43,9 +45,9 @@ def test_every_cost_field_is_exercised():
 
 
 @functools.lru_cache( maxsize=None )
-def compiled( cores, override=None ):
+def compiled( cores, override=None, *more ):
   w = random_weights( GPT, 7 ).to_fp16()
-  cfg = dfx_config( cores, [ override ] if override else [] )
+  cfg = dfx_config( cores, ( [ override ] if override else [] ) + list( more ) )
   return compile_model( w, cfg, cores, max_tokens=MAX_TOKENS )
 
 
@@ -63,6 +65,32 @@ def test_cost_field_acts_in_cl_and_perf_alike( field ):
   else:
     assert cl["step_cycles"] != base["step_cycles"], f"{field}={value} changed no cycle"
   assert cl["class_cycles"]["host"] == len( cl["step_cycles"] ) * c.dfx.host_step_cycles
+
+
+# the profiles that set a cost field: their cost values on the small model
+PROFILED = { n: { k: v for k, v in profiles.values( n ).items() if k in COST_FIELDS }
+             for n in profiles.PROFILES }
+PROFILED = { n: v for n, v in PROFILED.items() if v }
+
+
+def test_a_profile_sets_cost_fields():
+  assert "aurora-ring" in PROFILED
+
+
+@pytest.mark.parametrize( "name", list( PROFILED ) )
+def test_profile_costs_act_in_cl_and_perf_alike( name ):
+  """On 2 cores (the Aurora values are the ring's): perf == CL in every step,
+  op class and unit, each value in the config, and the cycles differ from
+  the defaults'."""
+  c = compiled( 2, *( f"{k}={v}" for k, v in PROFILED[ name ].items() ) )
+  for k, v in PROFILED[ name ].items():
+    assert getattr( c.dfx, k ) == v
+  host = Host( c, "cl" )
+  tokens = host.generate( PROMPT, NEW )
+  cl = host.results()
+  assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
+  base = perf.run( compiled( 2 ), PROMPT, NEW )
+  assert cl["step_cycles"] != base["step_cycles"], f"profile {name} changed no cycle"
 
 
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )

@@ -49,8 +49,10 @@ class MemoryRTL( Component ):
         s.h_chan @= s.host_req.msg.row[ 0:CB ]
         s.h_row  @= s.host_req.msg.row[ CB:HI ]
     else:
+      # its own name: pymtl3 finds a block's source by name, and would take
+      # the multi-channel block's above
       @update
-      def up_host_addr():
+      def up_host_addr_one_channel():
         s.h_chan @= 0
         s.h_row  @= s.host_req.msg.row
 

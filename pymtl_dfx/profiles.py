@@ -1,0 +1,118 @@
+"""Profiles: named sets of `DFXConfig` values, how a design or cost variant
+is offered (`--profile NAME` on every command that builds a DFXConfig,
+`--set` on top).
+
+The default configuration (no profile) is the paper's design with every
+cost of the U280 system a public measurement; a profile changes named
+fields only, and says where its values come from.  docs/perf.md
+"Profiles" lists them and tells how to add one; "Costs of the U280 system"
+has a column per profile that changes a cost field (a test checks both
+against this table).
+
+A profile may include others (`includes`, applied first, in order, then
+its own `values`): a larger profile is built from the sourced pieces
+(e.g. a profile of DFX as built takes `aurora-ring` for its link), and two
+pieces that set one field to different values are refused.  No profile sets
+`cores`: the commands (`--cores`, the report's card counts) choose it.
+"""
+
+from dataclasses import dataclass, field, fields
+
+from .config import ConfigError, DFXConfig
+
+
+class ProfileError( ConfigError ):
+  """An unknown profile name, or a profile table that does not compose."""
+
+
+@dataclass( frozen=True )
+class Profile:
+  name: str
+  description: str         # one line: what the variant is (`--help` lists it)
+  source: str              # where its values come from, and where the derivation is
+  values: dict = field( default_factory=dict )    # DFXConfig field -> value
+  includes: tuple = ()     # profiles applied before `values`
+
+
+_PROFILES = (
+  Profile(
+    "aurora-ring",
+    "the ring on Aurora 64B/66B links (4 x 25.78125 Gb/s, framing mode) instead of "
+    "UDP over the 100G MAC",
+    "pc2/Aurora-HLS eval/latency_tests.csv (U280 to U280, 12 cards, 72 runs per point) and "
+    "AMD PG074; derivations in docs/perf.md \"The Aurora 64B/66B ring\"",
+    dict( ring_gbps=100.0,                 # 4 x 25.78125 Gb/s x 64/66
+          ring_latency_ns=975.0,           # one 128 B frame, one way
+          ring_frame_overhead_bytes=64 ),  # wire time per frame beyond its payload
+  ),
+)
+
+PROFILES = { p.name: p for p in _PROFILES }
+
+
+def names():
+  return list( PROFILES )
+
+
+def _unknown( name ):
+  return ProfileError( f"unknown profile {name!r} (profiles: {', '.join( PROFILES ) or 'none'})" )
+
+
+def get( name ) -> Profile:
+  if name not in PROFILES:
+    raise _unknown( name )
+  return PROFILES[ name ]
+
+
+def values( name, _seen=() ) -> dict:
+  """Every DFXConfig value profile `name` sets: its includes' in order,
+  then its own; a field two included profiles set differently is refused
+  (its own values may refine an include's)."""
+  p = get( name )
+  if name in _seen:
+    raise ProfileError( f"profile {name!r} includes itself ({' -> '.join( _seen + ( name, ) )})" )
+  out, by = {}, {}
+  for inc in p.includes:
+    for k, v in values( inc, _seen + ( name, ) ).items():
+      if k in out and out[ k ] != v:
+        raise ProfileError( f"profile {name!r}: {by[ k ]} and {inc} set {k} to {out[ k ]} and {v}" )
+      out[ k ], by[ k ] = v, inc
+  out.update( p.values )
+  return out
+
+
+def config( name=None, base=None ) -> DFXConfig:
+  """`base` (default DFXConfig()) with profile `name`'s values; None: no
+  profile, `base` itself."""
+  base = DFXConfig() if base is None else base
+  if name is None:
+    return base
+  try:
+    return base.replace( **values( name ) )
+  except ConfigError as e:
+    raise ProfileError( f"profile {name!r}: {e}" ) from None
+
+
+def check_table():
+  """Every profile composes, sets only DFXConfig fields (never `cores`)
+  with values of the field's type, gives a valid config, and has a
+  one-line description and a source.  Raises ProfileError naming the
+  first problem (a test runs it)."""
+  known = { f.name: f.type for f in fields( DFXConfig ) }
+  for name, p in PROFILES.items():
+    if name != p.name or not name or any( c.isspace() for c in name ):
+      raise ProfileError( f"profile {name!r}: the key and its name differ or it has a space" )
+    if not p.description.strip() or "\n" in p.description or not p.source.strip():
+      raise ProfileError( f"profile {name!r}: needs a one-line description and a source" )
+    for inc in p.includes:
+      get( inc )
+    vals = values( name )
+    for k, v in vals.items():
+      if k not in known:
+        raise ProfileError( f"profile {name!r}: {k!r} is not a DFXConfig field" )
+      if k == "cores":
+        raise ProfileError( f"profile {name!r} sets cores: the commands choose it" )
+      want = int if known[ k ] in ( int, "int" ) else float
+      if type( v ) is not want:
+        raise ProfileError( f"profile {name!r}: {k}={v!r} must be of type {want.__name__}" )
+    config( name )
