@@ -308,7 +308,8 @@ def run( args ):
     trace_file = sys.stderr if args.trace == "-" else open( args.trace, "w" )
     probe.trace = trace_file
   try:
-    host = Host( compiled, args.level, levels=args.unit_levels, probe=probe )
+    host = Host( compiled, args.level, levels=args.unit_levels,
+                 **( { "probe": probe } if probe is not None else {} ) )
   except BaseException:
     if trace_file not in ( None, sys.stderr ):
       trace_file.close()

@@ -82,7 +82,7 @@ def test_bad_window_is_refused( text, named ):
 
 def test_default_window_is_bounded():
   lo, hi = DEFAULT_WINDOW
-  assert lo == 0 and hi == 100_000
+  assert lo == 0 and hi == 10_000
   assert Probe( wave="x.vcd" ).window == DEFAULT_WINDOW
 
 
@@ -198,3 +198,41 @@ def test_verilog_writes_verilators_wave( tmp_path, capsys, cmdline_opts ):
     assert last == 10 * ( hi - 1 )
   # the same run both times; the step's window inside it
   assert recs[0]["run_cycles"] == recs[1]["run_cycles"] > recs[1]["window"][1]
+
+
+# -- bad input: one line, the exit code, nothing written ---------------------------------
+
+@pytest.mark.parametrize( "extra, code, named", [
+  # the window's syntax (argparse: usage, exit 2)
+  ( [ "--wave", "w.vcd", "--wave-cycles", "5:3" ], 2, "the window is empty (B=3 must be greater than A=5)" ),
+  ( [ "--wave", "w.vcd", "--wave-cycles", "4:4" ], 2, "the window is empty" ),
+  ( [ "--trace", "--wave-cycles=-1:3" ], 2, "the first cycle -1 is negative" ),
+  ( [ "--wave", "w.vcd", "--wave-cycles", "100" ], 2, "'100' is not A:B" ),
+  ( [ "--wave", "w.vcd", "--wave-cycles", "a:b" ], 2, "A and B must be integers" ),
+  # what the options need
+  ( [ "--wave-cycles", "0:10" ], 2, "--wave-cycles bounds --wave and --trace; give one of them" ),
+  ( [ "--level", "func", "--wave", "w.vcd" ], 2, "--wave needs a simulated level" ),
+  ( [ "--level", "func", "--wave", "w.vcd", "--trace" ], 2, "--wave and --trace need a simulated level" ),
+  ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:" ], 2,
+    "must end by cycle 429,496,728 (pymtl3's Verilator wrapper counts the dump time in 32 bits" ),
+  ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:500000000" ], 2,
+    "not at 499,999,999" ),
+  ( [ "--wave", "same", "--trace", "./same" ], 2, "--wave and --trace name the same file same" ),
+  # the files (outputs.check_file: exit 1)
+  ( [ "--wave", "no/such/dir/w.vcd" ], 1, "--wave no/such/dir/w.vcd: directory" ),
+  ( [ "--trace", "no/such/t.txt" ], 1, "--trace no/such/t.txt: directory" ),
+  ( [ "--wave", "." ], 1, "--wave .: is a directory, not a regular file" ),
+  ( [ "--wave", "w/" ], 1, "ends in '/'" ),
+  ( [ "--wave", "" ], 1, "--wave" ),
+] )
+def test_bad_debug_options_are_one_line( extra, code, named, tmp_path, capsys, monkeypatch ):
+  monkeypatch.chdir( tmp_path )
+  try:
+    got = main( GEN + [ "--level", "cl" ] + extra )
+  except SystemExit as e:
+    got = e.code
+  out, err = capsys.readouterr()
+  assert got == code, err
+  assert err.count( "\n" ) == 1 and named in err, err
+  assert "Traceback" not in err and out == ""
+  assert os.listdir( tmp_path ) == []
