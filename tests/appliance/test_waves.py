@@ -172,6 +172,31 @@ def test_a_window_past_the_run_writes_the_header_only( tmp_path ):
   assert probe.vcd.cycles == probe.lines == 0 and os.path.getsize( trace ) == 0
 
 
+def test_a_step_that_times_out_keeps_its_wave( tmp_path ):
+  """The wave of a failed run is the one that shows why: a step stopped
+  after 50 cycles leaves a VCD and trace up to its last cycle."""
+  from pymtl_dfx.appliance.host import Host
+  from pymtl_dfx.appliance.liveness import StepTimeout
+  from pymtl_dfx.compiler.build import compile_model
+  from pymtl_dfx.config import DFXConfig, gpt2_preset
+  from pymtl_dfx.gpt2 import random_weights
+  dfx = DFXConfig( d=32, l=8, hbm_channels=4, vreg_entries=512, mreg_entries=32, psum_entries=16 )
+  cm = compile_model( random_weights( gpt2_preset( "tiny" ), 0 ).to_fp16(), dfx, 1, max_tokens=2 )
+  start = Host( cm, "cl" ).backend.cycle      # the cycles of the memory loads
+  wave, text = tmp_path / "t.vcd", tmp_path / "t.txt"
+  with open( text, "w" ) as t:
+    host = Host( cm, "cl", max_cycles_per_step=50,
+                 probe=Probe( wave=str( wave ), trace=t, window=( start - 5, None ) ) )
+    assert host.backend.cycle == start
+    with pytest.raises( StepTimeout, match="did not finish in 50 cycles" ):
+      host.generate( [ 1 ], 1 )
+    host.close()
+  _, rises, last = vcd_facts( wave )
+  assert rises == [ 10 * k for k in range( start - 5, start + 50 ) ]
+  assert last == 10 * ( start + 49 ) + 5
+  assert trace_cycles( text ) == list( range( start - 5, start + 50 ) )
+
+
 # -- verilog: Verilator's VCD ---------------------------------------------------------------
 
 def test_verilog_writes_verilators_wave( tmp_path, capsys, cmdline_opts ):
