@@ -117,10 +117,15 @@ class StreamBackend:
     if probe is not None:
       probe.check_level( level )
     wave = probe.verilator_build() if probe is not None and whole else None
-    s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace, wave=wave )
+    try:
+      s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace, wave=wave )
+      if probe is not None:
+        probe.attach( s.top )
+    except BaseException:
+      if probe is not None:
+        probe.close()
+      raise
     s.build_seconds = time.perf_counter() - t0
-    if probe is not None:
-      probe.attach( s.top )
     # the line trace reads pymtl3's ports: the tight loop would leave them stale
     traced = line_trace or ( probe is not None and probe.trace is not None )
     s.fast = VerilatedSteps( s.top.dut, cores ) if whole and not traced else None

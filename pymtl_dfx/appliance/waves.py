@@ -166,7 +166,8 @@ def _leaves( T, expr ):
   if isinstance( T, list ):
     return [ x for i in reversed( range( len( T ) ) ) for x in _leaves( T[0], f"{expr}[{i}]" ) ]
   if is_bitstruct_class( T ):
-    return [ x for name, t in T.__bitstruct_fields__.items() for x in _leaves( t, f"{expr}.{name}" ) ]
+    return [ x for name, t in T.__bitstruct_fields__.items()
+             for x in _leaves( t, f"{expr}.{name}" ) ]
   return [ ( expr, T.nbits ) ]
 
 

@@ -115,8 +115,9 @@ def _probe( args ):
     return None
   opts = [ o for o, v in ( ( "--wave", args.wave ), ( "--trace", args.trace ) ) if v is not None ]
   if args.level == "func":
-    raise UsageError( f"{' and '.join( opts )} need{'s' if len( opts ) == 1 else ''} a simulated level (--level fl, cl, rtl or verilog): "
-                      f"func runs whole instructions, no clock" )
+    need = "needs" if len( opts ) == 1 else "need"
+    raise UsageError( f"{' and '.join( opts )} {need} a simulated level (--level fl, cl, rtl "
+                      f"or verilog): func runs whole instructions, no clock" )
   if args.wave is not None and args.trace not in ( None, "-" ) and \
      os.path.abspath( args.wave ) == os.path.abspath( args.trace ):
     raise UsageError( f"--wave and --trace name the same file {shown( args.wave )}" )
@@ -137,7 +138,7 @@ def _report_probe( probe, host, args ):
   where = lambda what, name, n: print(
     f"dfx generate: {what} {name}: {window_text( probe.window )} of the run's {run:,}; "
     f"{n} written", file=sys.stderr )
-  shown_starts = ", ".join( f"{k:,}" for k in starts[:8] ) + ( ", ..." if len( starts ) > 8 else "" )
+  shown_starts = ", ".join( f"{k:,}" for k in starts[:8] ) + ( ", ..." if starts[8:] else "" )
   print( f"dfx generate: the token steps began at cycles {shown_starts}", file=sys.stderr )
   if probe.wave is not None:
     n = probe.vcd.cycles if probe.vcd is not None else 0

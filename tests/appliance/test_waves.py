@@ -102,7 +102,8 @@ def test_generate_writes_the_window( level, tmp_path, capsys, monkeypatch ):
   assert rec["window"] == [ lo, hi ] and rec["run_cycles"] > 10 * hi
   assert rec["wave_cycles"] == rec["trace_lines"] == hi - lo
   # the step began after the memory loads, and the run went on past it
-  assert len( rec["step_start_cycles"] ) == 1 and 0 < rec["step_start_cycles"][0] < rec["run_cycles"]
+  starts = rec["step_start_cycles"]
+  assert len( starts ) == 1 and 0 < starts[0] < rec["run_cycles"]
   names, rises, last = vcd_facts( wave )
   # the clock, the core's instruction port, its status, a unit inside the core
   for name in ( "top.clk", "top.dut.inst(0).msg", "top.dut.inst(0).val", "top.dut.inst(0).rdy",
@@ -116,7 +117,8 @@ def test_generate_writes_the_window( level, tmp_path, capsys, monkeypatch ):
   else:
     lines = [ l for l in err.splitlines() if re.match( r"\s+\d+: ", l ) ]
     assert [ int( l.split( ":" )[0] ) for l in lines ] == list( range( lo, hi ) )
-  assert sorted( os.listdir( tmp_path ) ) == sorted( [ "run.vcd" ] + ( [ "run.txt" ] if level == "cl" else [] ) )
+  written = [ "run.vcd" ] + ( [ "run.txt" ] if level == "cl" else [] )
+  assert sorted( os.listdir( tmp_path ) ) == sorted( written )
 
 
 # -- fl, cl, rtl: the probe on a backend moving words through the host ports --------------
@@ -229,7 +231,8 @@ def test_verilog_writes_verilators_wave( tmp_path, capsys, cmdline_opts ):
 
 @pytest.mark.parametrize( "extra, code, named", [
   # the window's syntax (argparse: usage, exit 2)
-  ( [ "--wave", "w.vcd", "--wave-cycles", "5:3" ], 2, "the window is empty (B=3 must be greater than A=5)" ),
+  ( [ "--wave", "w.vcd", "--wave-cycles", "5:3" ], 2,
+    "the window is empty (B=3 must be greater than A=5)" ),
   ( [ "--wave", "w.vcd", "--wave-cycles", "4:4" ], 2, "the window is empty" ),
   ( [ "--trace", "--wave-cycles=-1:3" ], 2, "the first cycle -1 is negative" ),
   ( [ "--wave", "w.vcd", "--wave-cycles", "100" ], 2, "'100' is not A:B" ),
@@ -237,7 +240,8 @@ def test_verilog_writes_verilators_wave( tmp_path, capsys, cmdline_opts ):
   # what the options need
   ( [ "--wave-cycles", "0:10" ], 2, "--wave-cycles bounds --wave and --trace; give one of them" ),
   ( [ "--level", "func", "--wave", "w.vcd" ], 2, "--wave needs a simulated level" ),
-  ( [ "--level", "func", "--wave", "w.vcd", "--trace" ], 2, "--wave and --trace need a simulated level" ),
+  ( [ "--level", "func", "--wave", "w.vcd", "--trace" ], 2,
+    "--wave and --trace need a simulated level" ),
   ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:" ], 2,
     "must end by cycle 429,496,728 (pymtl3's Verilator wrapper counts the dump time in 32 bits" ),
   ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:500000000" ], 2,
