@@ -98,15 +98,19 @@ class StreamBackend:
   """`cores` `core.Core`s at `level` (and `levels` per unit) inside
   `drivers.HostTop`, memories of hbm_depth / ddr_depth rows per channel.
   `max_cycles` bounds a step (default: `liveness.cycle_limit`);
-  `runtime_id`: the cores' ring positions as inputs (`Appliance`)."""
+  `runtime_id`: the cores' ring positions as inputs (`Appliance`).
+  `probe` (`waves.Probe`): the wave and line trace of a cycle window;
+  `cycle` counts every clock edge since reset (loads, steps, read-backs),
+  the probe's cycles; `step_starts` holds each step's first cycle."""
 
   data = True
   counts_busy, stalls = True, None
 
   def __init__( s, cfg, cores, level, levels, hbm_depth, ddr_depth, line_trace=False,
-                max_cycles=None, runtime_id=False ):
+                max_cycles=None, runtime_id=False, probe=None ):
     s.cfg, s.cores, s.level = cfg, cores, level
     s.max_cycles, s.line_trace = max_cycles, line_trace
+    s.probe = probe
     T = mk_dma_types( cfg )
     s.specs = { m: T[m] for m in MEMS }
     s.depth = { "hbm": hbm_depth, "ddr": ddr_depth }
@@ -114,14 +118,46 @@ class StreamBackend:
     top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level,
                    runtime_id )
     t0 = time.perf_counter()
-    s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace )
+    if probe is not None:
+      probe.check_level( level )
+    wave = probe.verilator_build() if probe is not None and whole else None
+    try:
+      s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace, wave=wave )
+      if probe is not None:
+        probe.attach( s.top )
+    except BaseException:
+      if probe is not None:
+        probe.close()
+      raise
     s.build_seconds = time.perf_counter() - t0
-    s.fast = VerilatedSteps( s.top.dut, cores ) if whole and not line_trace else None
+    # the line trace reads pymtl3's ports: the tight loop would leave them stale
+    traced = line_trace or ( probe is not None and probe.trace is not None )
+    s.fast = VerilatedSteps( s.top.dut, cores ) if whole and not traced else None
     s.top.sim_reset()
     s.load_cycles = s.readback_cycles = 0
+    s.cycle = 0
+    s.step_starts = []
 
   def reset( s ):
     s.top.sim_reset()
+
+  def close( s ):
+    """Finish the probe's files (the run's end, or its failure: a wave of a
+    step that hangs is what it was taken for)."""
+    if s.probe is not None:
+      s.probe.close()
+
+  def tick( s ):
+    """One clock edge of the whole top through pymtl3 (`cycle` counted)."""
+    p, k = s.probe, s.cycle
+    if p is not None:
+      p.before_edge( k )
+    s.top.sim_tick()
+    if s.line_trace:
+      print( s.top.line_trace() )
+    if p is not None:
+      p.after_edge( k, s.top )
+    s.cycle = k + 1
 
   # -- memories through the host ports -------------------------------------------
 
@@ -130,9 +166,7 @@ class StreamBackend:
     while not cond():
       if n >= limit:
         raise StepTimeout( f"{what} did not finish in {limit} cycles" )
-      s.top.sim_tick()
-      if s.line_trace:
-        print( s.top.line_trace() )
+      s.tick()
       n += 1
     return n
 
@@ -253,16 +287,20 @@ class StreamBackend:
       return top_stuck_report( what, limit, top, tracks, lambda i, pc: progs[i][ pc ], left )
 
     if s.fast is not None:
-      return s.fast.run( progs, tracks, limit, stuck ), tracks
+      try:
+        k = s.fast.run( progs, tracks, limit, stuck, s.probe, s.cycle )
+        s.cycle += k
+      except StepTimeout:
+        s.cycle += limit
+        raise
+      return k, tracks
     # pymtl3's ticks: the word sources stream the programs queued in them
     for src, prog in zip( top.src, progs ):
       src.push( InstMsg( encode( inst ) ) for inst in prog )
     dut, n = top.dut, len( progs )
     k = 0
     while True:
-      top.sim_tick()
-      if s.line_trace:
-        print( top.line_trace() )
+      s.tick()
       for i in range( n ):
         tracks[i].cycle( k, int( dut.issued[i] ), int( dut.retired[i] ) )
       k += 1
@@ -274,6 +312,7 @@ class StreamBackend:
   def step( s, progs, classes, at ):
     for i, prog in enumerate( progs ):
       s.check_program( i, prog )
+    s.step_starts.append( s.cycle )
     limit = s.max_cycles or cycle_limit( s.cfg, s.specs, progs )
     k, tracks = s.run_programs( progs, classes, limit, f"step at position {at[1]}" )
     return step_record( s.cfg, k, tracks )
@@ -328,13 +367,18 @@ class PerfBackend:
 
 
 def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, ddr_depth=None,
-                 line_trace=False, fold=True, runtime_id=False, xclbin=None ):
+                 line_trace=False, fold=True, runtime_id=False, xclbin=None, probe=None ):
   """The backend of `level` (LEVELS, or "perf") for a compiled model (or a
   `perf.Planned` one: no memory images, so not func), memory depths by
   default the smallest that hold the images or the layout, the images
-  loaded."""
+  loaded; `probe` (`waves.Probe`, a stream level only): its wave and
+  line trace."""
   cfg = compiled.dfx
   images = getattr( compiled, "images", None )   # None: a `perf.Planned` model
+  if probe is not None and level not in CORE_LEVELS + ( "kernel", ):
+    raise ValueError( f"a wave or line trace needs a simulated level (fl, cl, rtl, verilog, "
+                      f"kernel), "
+                      f"not {level}" )
   if level == "perf":
     return PerfBackend( cfg, compiled.cores, compiled, fold )
   if level == "fpga":
@@ -371,12 +415,17 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
       raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog): the "
                         "kernel is RTL throughout" )
     from ..kernel.cosim import KernelBackend
-    b = KernelBackend( cfg, compiled.cores, depth["hbm"], depth["ddr"], line_trace, max_cycles )
+    b = KernelBackend( cfg, compiled.cores, depth["hbm"], depth["ddr"], line_trace, max_cycles,
+                       probe=probe )
   else:
     b = StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"], line_trace,
-                       max_cycles, runtime_id )
+                       max_cycles, runtime_id, probe )
   if images is not None:
-    b.load( images )
+    try:
+      b.load( images )
+    except BaseException:
+      b.close()
+      raise
   return b
 
 

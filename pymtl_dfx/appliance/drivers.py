@@ -120,11 +120,16 @@ class VerilatedSteps:
   the clock low (pymtl3's `seq_eval` evaluates at clock low before the edge
   although no input changed since its `comb_eval`); each evaluation also
   recomputes the logic fed by the top's inputs (the memories' host ports).
-  The progress of a core is reported only in cycles with a handshake."""
+  The progress of a core is reported only in cycles with a handshake.
+  With a probe's Verilator wave (`waves.VerilatorVcd`), an edge inside its
+  window is pymtl3's `seq_eval` instead (clock low, evaluate, dump; clock
+  high, evaluate, dump): one more evaluation without a changed input, so
+  the same cycles."""
 
   def __init__( s, dut, n ):
     s.m, lib = dut._ffi_m, dut._ffi_inst
     s.eval = lib.comb_eval            # one model->eval()
+    s.seq = lib.seq_eval              # the edge with the wrapper's VCD dumps
     s.clk = s.m.clk
     s.n = n
     s.msg = [ getattr( s.m, _vl( "inst__msg" ) )[i] for i in range( n ) ]
@@ -134,9 +139,10 @@ class VerilatedSteps:
     s.issued = [ s.m.issued[i] for i in range( n ) ]
     s.retired = [ s.m.retired[i] for i in range( n ) ]
 
-  def run( s, progs, tracks, limit, stuck ):
+  def run( s, progs, tracks, limit, stuck, probe=None, cycle0=0 ):
     """Stream each core's words into its inst port until every core is idle
-    and every word taken; returns the cycles."""
+    and every word taken; returns the cycles.  `probe`: its Verilator wave
+    of the backend's cycles, this step's first cycle being `cycle0`."""
     n, nw = s.n, InstMsg.nbits // 32
     words = [ [ [ int( encode( inst ) ) >> 32 * j & 0xffffffff for j in range( nw ) ]
                 for inst in prog ] for prog in progs ]
@@ -145,6 +151,7 @@ class VerilatedSteps:
     taken = [ False ] * n
     ev, m, clk = s.eval, s.m, s.clk
     issued, retired = s.issued, s.retired
+    edge = probe.before_edge if probe is not None and probe.vcd is not None else None
     clk[0] = 0
     ev( m )
     k = 0
@@ -152,8 +159,11 @@ class VerilatedSteps:
       for i in range( n ):                 # clock edge
         if taken[i]:
           ptr[i] += 1
-      clk[0] = 1
-      ev( m )
+      if edge is not None and edge( cycle0 + k ):
+        s.seq( m )
+      else:
+        clk[0] = 1
+        ev( m )
       for i in range( n ):                 # inputs
         if ptr[i] < len( words[i] ):
           if taken[i] or not offered[i]:

@@ -68,15 +68,18 @@ def schedule( prompt_ids, n_new, tokens=None ):
 
 class Host:
   """The generation loop over a backend: the backend of `level` (LEVELS)
-  for `compiled`, or `backend` (e.g. `backend.PerfBackend`)."""
+  for `compiled`, or `backend` (e.g. `backend.PerfBackend`); `probe`
+  (`waves.Probe`): a wave and line trace of a stream level, finished by
+  `close()`."""
 
   def __init__( s, compiled, level="func", levels=None, max_cycles_per_step=None,
-                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None, xclbin=None ):
+                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None, xclbin=None,
+                probe=None ):
     if backend is None:
       if level not in LEVELS:
         raise ValueError( f"level {level!r} is not an appliance level (have: {', '.join( LEVELS )})" )
       backend = backend_for( compiled, level, levels, max_cycles_per_step, hbm_depth, ddr_depth,
-                             line_trace, xclbin=xclbin )
+                             line_trace, xclbin=xclbin, probe=probe )
     s.backend = backend
     s.model = compiled
     s.level = backend.level
@@ -96,6 +99,12 @@ class Host:
   unit_busy = property( lambda s: s.res["unit_busy"] )
   load_cycles = property( lambda s: s.backend.load_cycles )
   readback_cycles = property( lambda s: s.backend.readback_cycles )
+
+  def close( s ):
+    """Finish the backend's wave and trace files, if any."""
+    close = getattr( s.backend, "close", None )
+    if close is not None:
+      close()
 
   def seek( s, pos ):
     """The next step runs at position `pos`, over whatever the K/V cache

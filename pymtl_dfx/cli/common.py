@@ -378,15 +378,20 @@ def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
 def check_outputs( args ):
   """Every path the command would write, checked before anything is loaded
   or compiled (`outputs`: OutputPathError, one line naming the path and the
-  reason): --save-image (a file), --out of the commands that say it is a
-  directory (`out_kind`: "dir", or "empty dir") and the step cache
-  (directories), against the files the run reads."""
+  reason): --save-image, --wave and --trace FILE (files), --out of the
+  commands that say it is a directory (`out_kind`: "dir", or "empty dir")
+  and the step cache (directories), against the files the run reads."""
   from .. import outputs
   reads = outputs.model_reads( getattr( args, "model", None ) )
   if getattr( args, "image", None ):
     reads[ args.image ] = "--image"
   if getattr( args, "save_image", None ) is not None:
     outputs.check_file( args.save_image, "--save-image", reads )
+  # generate's debugging files (--trace alone or "-": stderr)
+  for opt in ( "wave", "trace" ):
+    path = getattr( args, opt, None )
+    if path is not None and path != "-":
+      outputs.check_file( path, f"--{opt}", reads )
   kind = getattr( args, "out_kind", None )
   if kind is not None and args.out is not None:
     outputs.check_dir( args.out, "--out", reads, empty=kind == "empty dir" )

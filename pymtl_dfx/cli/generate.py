@@ -1,5 +1,6 @@
 """`dfx generate`: GPT-2 text generation on the modelled appliance."""
 
+import os
 import sys
 import time
 
@@ -27,7 +28,9 @@ def add_parser( add ):
                   "  dfx generate --model gpt2 --prompt-ids 464,3290 --level func --json\n"
                   "  dfx generate --model tiny --prompt-ids 1,2 --temperature 0.8 --top-k 40 --seed 7\n"
                   "  dfx generate --model gpt2 --prompt-ids 464 --save-image gpt2.dfx\n"
-                  "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl" )
+                  "  dfx generate --model gpt2 --prompt-ids 464 --image gpt2.dfx --level cl\n"
+                  "  dfx generate --model tiny --prompt-ids 1 --new-tokens 1 --level cl "
+                  "--wave run.vcd --wave-cycles 4000:5000 --trace trace.txt" )
   p.add_argument( "--model", default=TINY_ENGLISH,
                   help=f"a preset ({presets}) or a Hugging Face GPT-2 folder (config.json, "
                        f"model.safetensors, and tokenizer.json or vocab.json + merges.txt; a "
@@ -69,7 +72,93 @@ def add_parser( add ):
                         "compiling: weights, cores, --profile and --set come from FILE "
                         "(--model gives the tokenizer and must match; a --profile, --set or "
                         "--cores given too must agree with FILE)" )
+  _add_debug_options( p )
   common.add_json( p )
+
+
+def _window_type( text ):
+  import argparse
+  from ..appliance.waves import WaveError, parse_window
+  try:
+    return parse_window( text )
+  except WaveError as e:
+    raise argparse.ArgumentTypeError( str( e ) ) from None
+
+
+_window_type.__name__ = "cycle window A:B"
+
+
+def _add_debug_options( p ):
+  from ..appliance.waves import DEFAULT_WINDOW
+  lo, hi = DEFAULT_WINDOW
+  g = p.add_argument_group( "debugging (the simulated levels: fl, cl, rtl, verilog; "
+                            "docs/debugging.md)" )
+  g.add_argument( "--wave", metavar="FILE",
+                  help="write a VCD wave of the run: every pymtl3 signal at fl, cl and rtl; "
+                       "Verilator's trace of every internal signal at verilog (a separate "
+                       "traced build); 1 cycle = 1 ns; open it with `gtkwave FILE` or "
+                       "`surfer FILE`" )
+  g.add_argument( "--wave-cycles", metavar="A:B", type=_window_type, default=None,
+                  help=f"the cycles --wave and --trace write: A to B-1, counted from reset "
+                       f"over the whole run (memory loads, token steps, logit read-backs); "
+                       f"A: runs to the end (default: {lo}:{hi}, the first {hi:,} cycles, so "
+                       f"that a full run does not write gigabytes)" )
+  g.add_argument( "--trace", nargs="?", const="-", metavar="FILE",
+                  help="the top's line trace (`cycle: per-core control unit and router`), "
+                       "one line a cycle of the window, to FILE, or to stderr without FILE "
+                       "(at verilog: the Verilated top's ports, and pymtl3's slower tick)" )
+
+
+def _probe( args ):
+  """The waves.Probe of --wave, --wave-cycles and --trace (None: none
+  asked), checked before anything is loaded."""
+  from ..appliance.waves import DEFAULT_WINDOW, Probe, WaveError
+  if args.wave is None and args.trace is None:
+    if args.wave_cycles is not None:
+      raise UsageError( "--wave-cycles bounds --wave and --trace; give one of them" )
+    return None
+  opts = [ o for o, v in ( ( "--wave", args.wave ), ( "--trace", args.trace ) ) if v is not None ]
+  if args.level == "func":
+    need = "needs" if len( opts ) == 1 else "need"
+    raise UsageError( f"{' and '.join( opts )} {need} a simulated level (--level fl, cl, rtl "
+                      f"or verilog): func runs whole instructions, no clock" )
+  if args.wave is not None and args.trace not in ( None, "-" ) and \
+     os.path.abspath( args.wave ) == os.path.abspath( args.trace ):
+    raise UsageError( f"--wave and --trace name the same file {shown( args.wave )}" )
+  probe = Probe( wave=args.wave, window=args.wave_cycles or DEFAULT_WINDOW )
+  try:
+    probe.check_level( args.level )
+  except WaveError as e:
+    raise UsageError( str( e ) ) from None
+  return probe
+
+
+def _report_probe( probe, host, args ):
+  """One line per file on stderr: what the window held of the run."""
+  from ..appliance.waves import window_text
+  if probe is None or args.json:
+    return
+  run, starts = host.backend.cycle, host.backend.step_starts
+  where = lambda what, name, n: print(
+    f"dfx generate: {what} {name}: {window_text( probe.window )} of the run's {run:,}; "
+    f"{n} written", file=sys.stderr )
+  shown_starts = ", ".join( f"{k:,}" for k in starts[:8] ) + ( ", ..." if starts[8:] else "" )
+  print( f"dfx generate: the token steps began at cycles {shown_starts}", file=sys.stderr )
+  if probe.wave is not None:
+    n = probe.vcd.cycles if probe.vcd is not None else 0
+    where( "wave", shown( probe.wave ), f"{n:,} cycles" )
+  if probe.trace is not None and args.trace != "-":
+    where( "trace", shown( args.trace ), f"{probe.lines:,} lines" )
+
+
+def _probe_record( probe, host, args ):
+  if probe is None:
+    return None
+  lo, hi = probe.window
+  return { "window": [ lo, hi ], "run_cycles": host.backend.cycle,
+           "step_start_cycles": host.backend.step_starts,
+           "wave": probe.wave, "wave_cycles": probe.vcd.cycles if probe.vcd is not None else 0,
+           "trace": None if args.trace == "-" else args.trace, "trace_lines": probe.lines }
 
 
 def _prompt_ids( args, tok, vocab ):
@@ -194,9 +283,8 @@ def _announce_generate( args, cfg, dfx, n_tokens ):
 
 
 def run( args ):
-  import json
   from ..appliance.host import Host
-  from ..gpt2.tokenizer import StreamDecoder, load_tokenizer
+  from ..gpt2.tokenizer import load_tokenizer
 
   if args.unit_levels and args.level == "func":
     raise UsageError( "--unit-levels needs a stream level (--level fl, cl, rtl or verilog), "
@@ -221,6 +309,7 @@ def run( args ):
   check_context( len( ids ), args.new_tokens, cfg )     # --new-tokens, and a text or ids prompt
   _resolve_seed( args )
   choose, stop = _chooser( args, tok )
+  probe = _probe( args )
   n_tokens = len( ids ) + args.new_tokens
   progress = common.Progress( "dfx generate", not args.json )
   t0 = time.perf_counter()
@@ -237,8 +326,33 @@ def run( args ):
   elif args.level != "func":
     progress.status( f"building the {args.level} appliance ...", force=True )
   cards = dict( xclbin=args.xclbin ) if args.level == "fpga" else {}
-  host = Host( compiled, args.level, levels=args.unit_levels, **cards )
+  trace_file = None
+  if probe is not None and args.trace is not None:
+    trace_file = sys.stderr if args.trace == "-" else open( args.trace, "w" )
+    probe.trace = trace_file
+  try:
+    host = Host( compiled, args.level, levels=args.unit_levels, **cards,
+                 **( { "probe": probe } if probe is not None else {} ) )
+  except BaseException:
+    if trace_file not in ( None, sys.stderr ):
+      trace_file.close()
+    raise
   progress.clear()
+  try:
+    _generate( args, host, compiled, ids, tok, choose, stop, progress, compile_s )
+  finally:
+    # a wave of a run that failed or was stopped is kept: it shows how
+    host.close()
+    if trace_file not in ( None, sys.stderr ):
+      trace_file.close()
+  _report_probe( probe, host, args )
+
+
+def _generate( args, host, compiled, ids, tok, choose, stop, progress, compile_s ):
+  import json
+  from ..gpt2.tokenizer import StreamDecoder
+  dfx = compiled.dfx
+  probe = getattr( host.backend, "probe", None )
 
   tokens = []
   stream = None if args.json else StreamDecoder( tok )
@@ -283,6 +397,8 @@ def run( args ):
     }
     if interrupted:
       rec["interrupted"] = True
+    if probe is not None:
+      rec["debug"] = _probe_record( probe, host, args )
     rec.update( timing( host, dfx ) )
     return rec
 

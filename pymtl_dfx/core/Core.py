@@ -263,11 +263,13 @@ def imported_units( top ):
   return out
 
 
-def prepare_sim( top, translate=(), linetrace=False ):
+def prepare_sim( top, translate=(), linetrace=False, wave=None ):
   """Elaborate `top`, translate and import every unit at level "verilog"
   and the children of `top` named in `translate` (e.g. "dut": a whole RTL
   core or appliance) as Verilator models, apply the simulation passes;
-  returns the top to run."""
+  returns the top to run.  `wave` (`appliance.waves.VerilatorVcd`): the
+  `translate` models are built with Verilator's VCD, under their own
+  module names (`_vcd`), so a traced build leaves the untraced one cached."""
   verilator5.apply()
   top.elaborate()
   translate = [ getattr( top, name ) for name in translate ]
@@ -275,8 +277,12 @@ def prepare_sim( top, translate=(), linetrace=False ):
                                  if not any( _inside( u, t ) for t in translate ) ]
   names = []
   for comp in chosen:
-    names.append( verilator5.name_without_double_underscores( comp ) )
+    traced = wave is not None and comp in translate
+    names.append( verilator5.name_without_double_underscores( comp, "_vcd" if traced else "" ) )
     comp.set_metadata( VerilogTranslationImportPass.enable, True )
+    if traced:
+      for key, value in wave.import_options().items():
+        comp.set_metadata( key, value )
   if chosen:
     # one build per model for all pytest-xdist workers (verilator5.shared_build)
     with verilator5.shared_build( names ):

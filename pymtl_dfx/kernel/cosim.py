@@ -83,7 +83,7 @@ class KernelBackend( StreamBackend ):
   level = "kernel"
 
   def __init__( s, cfg, cores, hbm_depth, ddr_depth, line_trace=False, max_cycles=None,
-                inst_words=INST_WORDS, link=None ):
+                inst_words=INST_WORDS, link=None, probe=None ):
     import time
     s.cfg, s.cores, s.max_cycles, s.line_trace = cfg, cores, max_cycles, line_trace
     T = mk_dma_types( cfg )
@@ -92,24 +92,36 @@ class KernelBackend( StreamBackend ):
     s.inst_words = inst_words
     s.inst_strb = all_elems( inst_spec( cfg, inst_words ).word_elems )
     t0 = time.perf_counter()
-    s.top = prepare_sim( KernelHostTop( cfg, hbm_depth, ddr_depth, inst_words, link ), [ "dut" ],
-                         linetrace=line_trace )
+    # a wave is Verilator's, as at the verilog level (`appliance.waves`)
+    s.probe = probe
+    if probe is not None:
+      probe.check_level( "verilog" )
+    try:
+      s.top = prepare_sim( KernelHostTop( cfg, hbm_depth, ddr_depth, inst_words, link ),
+                           [ "dut" ], linetrace=line_trace,
+                           wave=probe.verilator_build() if probe is not None else None )
+      if probe is not None:
+        probe.attach( s.top )
+    except BaseException:
+      if probe is not None:
+        probe.close()
+      raise
     s.build_seconds = time.perf_counter() - t0
     s.fast = None
     s.top.sim_reset()
+    s.cycle = 0
+    s.step_starts = []
     s.load_cycles = s.readback_cycles = s.program_cycles = s.control_cycles = 0
     s.bases = buffer_bases( cfg )
-    s.ctl = [ KernelControl( LiteMasterSim( s.top, f"ctl{i}", s._tick ), cfg )
+    s.ctl = [ KernelControl( LiteMasterSim( s.top, f"ctl{i}", s._tick, settle=lambda: None ), cfg )
               for i in range( cores ) ]
     for c in s.ctl:
       c.enable_interrupts( done=True )
     s.last_status = None
 
   def _tick( s ):
-    s.top.sim_tick()
+    s.tick()
     s.control_cycles += 1
-    if s.line_trace:
-      print( s.top.line_trace() )
 
   def _direct( s ):
     return False          # the memories are Verilog: always through the host ports
@@ -167,6 +179,7 @@ class KernelBackend( StreamBackend ):
     return max( st["cycles"] for st in status ), status
 
   def step( s, progs, classes, at ):
+    s.step_starts.append( s.cycle )
     for i, prog in enumerate( progs ):
       s.check_program( i, prog )
     limit = s.max_cycles or 2 * cycle_limit( s.cfg, s.specs, progs )

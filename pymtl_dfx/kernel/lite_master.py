@@ -33,7 +33,7 @@ class LiteResponseError( OSError ):
 
 class LiteMasterSim:
 
-  def __init__( s, model, prefix, tick, w_first=False, max_cycles=64 ):
+  def __init__( s, model, prefix, tick, w_first=False, max_cycles=64, settle=None ):
     s.model = model
     s.prefix = prefix
     s.tick = tick
@@ -41,7 +41,12 @@ class LiteMasterSim:
     s.max_cycles = max_cycles
     s.cycles = 0                 # clock cycles this master has spent
     s.last_write = None          # (AW, W, B) handshake cycles of the last write, from its first
-    s._eval = getattr( model, "sim_eval_combinational", lambda: None )
+    # settle: re-evaluates the model's combinational logic after an input
+    # changed (default: pymtl3's sim_eval_combinational).  A top with Python
+    # drivers (the co-simulation's) has none; without it the master reads
+    # the slave's outputs as of the last tick, exact for a slave whose
+    # ready and valid come from registers, as ControlRegsRTL's do
+    s._eval = settle or getattr( model, "sim_eval_combinational", lambda: None )
     table = widths( AXI4_LITE, addr_bits=1, data_bits=LITE_DATA_BITS )
     missing = [ n for n in table if not hasattr( model, f"{prefix}_{n}" ) ]
     if missing:

@@ -140,8 +140,9 @@ def apply():
     _applied = True
 
 
-def name_without_double_underscores( component ):
-  """Set an explicit Verilog module name: pymtl3's own, minus any `__`.
+def name_without_double_underscores( component, suffix="" ):
+  """Set an explicit Verilog module name: pymtl3's own, minus any `__`,
+  plus `suffix` (a build variant, e.g. traced, in its own folder).
   A `WidePortsRTL` wrapper is named after the component it wraps (its own
   parameter, a component object, would not tell two designs apart)."""
   inner = getattr( component, "dut", None ) if type( component ).__name__ == "WidePortsRTL" else None
@@ -151,6 +152,7 @@ def name_without_double_underscores( component ):
     name = f"Ports_{name}"
   while "__" in name:
     name = name.replace( "__", "_" )
+  name += suffix
   component.set_metadata( VerilogTranslationPass.explicit_module_name, name )
   return name
 
