@@ -67,7 +67,11 @@ class CardsRTL( Component ):
     s.fail = [ InPort() for _ in range( n ) ]
 
     mems = [ b for b in buses( cfg ) if b.memory ]
-    s.slaves = [ [ AxiMemSlaveRTL( specs[ b.memory ] ) for b in mems ] for _ in range( n ) ]
+    # one list per memory: pymtl3 translates a list of components as one
+    # module, so a list's members must share their parameters
+    for m in ( "hbm", "ddr", "inst" ):
+      setattr( s, f"{m}_slaves", [ [ AxiMemSlaveRTL( specs[m] ) for b in mems if b.memory == m ]
+                                   for _ in range( n ) ] )
     lite = widths( AXI4_LITE, addr_bits=CTRL_ADDR_BITS, data_bits=32 )
     for i, k in enumerate( s.kernels ):
       s.irq[i] //= k.interrupt
@@ -79,7 +83,8 @@ class CardsRTL( Component ):
         port = InPort( bits ) if by_master else OutPort( bits )
         setattr( s, f"ctl{i}_{sig}", port )
         connect( port, getattr( k, f"s_axi_control_{sig}" ) )
-      for b, slave in zip( mems, s.slaves[i] ):
+      for b in mems:
+        slave = getattr( s, f"{b.memory}_slaves" )[i][ b.channel ]
         _join( k, b.name, slave.axi, AXI4, addr_bits=b.addr_bits, data_bits=b.data_bits )
         slave.base //= Bits64( bases[ b.name ] )
         slave.fail //= s.fail[i]
