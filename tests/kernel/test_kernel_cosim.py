@@ -35,3 +35,50 @@ def test_kernel_generates_the_reference( cores ):
   assert all( b["dma"] > 0 and b["mpu"] > 0 for b in busy )
   print( f"\nkernel x{cores}: steps {r['step_cycles']} (CL {cl['step_cycles']}), "
          f"build+load {host.build_and_load:.1f} s, total {host.seconds:.1f} s" )
+
+
+def test_the_kernels_control_protocol():
+  """On the co-simulated kernel itself (the same model as the 1-card case):
+  ap_done clears on read, ap_idle after a run, the interrupt through
+  GIE/IER/ISR, a start while busy ignored, an AXI error response raising
+  its sticky error bit."""
+  from pymtl_dfx.appliance.backend import backend_for
+  from pymtl_dfx.isa import assemble
+  from pymtl_dfx.kernel.control import AP_DONE, AP_IDLE, ISR_DONE
+  from pymtl_dfx.kernel.cosim import KernelRunError
+  from pymtl_dfx.kernel.interface import ERROR_BITS
+  from pymtl_dfx.testing.core_mixing import SMALL
+  from pymtl_dfx.testing.small_gpt2 import compiled
+  b = backend_for( compiled( 1, d=D )[1], "kernel", **SMALL[D][1] )
+  ctl, top = b.ctl[0], b.top
+  prog = assemble( "ddr_read v0, 0x10, vecs=16\nadd v0, v0, v0, len=16\nddr_write v0, 0x0, vecs=16" )
+  alone, _ = b.run_programs( [ prog ], None, 10_000, "the program alone" )
+  assert ctl.idle()
+  # by hand, as the runtime does, with a second start while the run is busy
+  b._write_programs( [ prog ] )
+  ctl.set_args( **b.args( 0, len( prog ) ) )
+  ctl.start()
+  assert not ctl.read_ctrl() & AP_IDLE
+  ctl.start()                                   # busy: ignored
+  n = 0
+  while not int( top.irq[0] ):
+    b._tick()
+    n += 1
+    assert n < 10_000, "no interrupt"
+  assert ctl.isr() & ISR_DONE
+  first, second = ctl.read_ctrl(), ctl.read_ctrl()
+  assert first & AP_DONE and not second & AP_DONE, "ap_done is clear on read"
+  assert second & AP_IDLE
+  assert ctl.clear_isr() & ISR_DONE and not int( top.irq[0] ) and not ctl.isr()
+  for _ in range( 3 * alone ):
+    b._tick()
+  assert not ctl.read_ctrl() & AP_DONE, "the start while busy ran a second time"
+  assert ctl.status()["cycles"] == alone and ctl.status()["errors"] == 0
+  # an error response: the sticky bit, the run still ends, and stays raised
+  top.fail[0] @= 1
+  with pytest.raises( KernelRunError, match="ddr_resp" ):
+    b.run_programs( [ prog ], None, 10_000, "a failing run" )
+  top.fail[0] @= 0
+  with pytest.raises( KernelRunError, match="ddr_resp" ):
+    b.run_programs( [ assemble( "add v0, v0, v0, len=1" ) ], None, 10_000, "after the error" )
+  assert ctl.status()["errors"] >> ERROR_BITS["ddr_resp"] & 1
