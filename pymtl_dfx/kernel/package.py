@@ -76,10 +76,10 @@ def kernel_rtl( cfg, out_dir ):
 
 
 def kernel_resources( cfg ):
-  """The per-card resource estimate the folder reports and the floorplan
-  argues from: the one place a better kernel table plugs in."""
-  from ..sweep.resources import estimate_resources
-  return estimate_resources( cfg )
+  """The kernel's resource table (`kernel.resources.kernel_resources`: the
+  core's units, the kernel's own modules synthesised, per SLR)."""
+  from .resources import kernel_resources as table
+  return table( cfg )
 
 
 def expected_ports( cfg ):
@@ -453,8 +453,9 @@ def resources_md( cfg, est, plan ):
   from ..sweep.resources import U280, U280_SOURCE
   ks = list( U280 )
   out = [ f"# Resources of dfx_kernel at d={cfg.d}, l={cfg.l} (per card)", "",
-          "The estimate of `pymtl_dfx.sweep.resources.estimate_resources` (Yosys "
-          "`synth_xilinx -family xcup` unit numbers times instance counts; docs/resources.md), "
+          "The estimate of `pymtl_dfx.kernel.resources.kernel_resources` (Yosys "
+          "`synth_xilinx -family xcup` unit numbers times instance counts, the core's and "
+          "the kernel's own modules; docs/resources.md), "
           f"against the U280 ({U280_SOURCE}) and one of its {U280_SLRS} SLRs (a third of each "
           "resource; the shell takes part of SLR0 and SLR1 on top).", "",
           "| row | how | " + " | ".join( ks ) + " |",
@@ -492,8 +493,14 @@ def resources_md( cfg, est, plan ):
                                       else f"the core fits one SLR and is pinned to {HBM_SLR}" )
            + f"; the Aurora kernels are pinned to {QSFP_SLR}: "
            + ", ".join( f"`{x}`" for x in plan["lines"] ) + ".", "",
-           "Not estimated: " + "; ".join( est["left_out"] ) + ".", "" ]
-  return "\n".join( out )
+           "Not estimated: " + "; ".join( est["left_out"] ) + ".", "",
+           "## Per SLR", "",
+           "The rows placed on the three SLRs (`kernel.resources`; the MFU lanes split where "
+           "the LUTs leave room), with the DSP and LUT counts if the FP16 adders go on DSPs as "
+           "Xilinx's floating-point IP puts them:", "" ]
+  from .resources import markdown
+  out += markdown( est ).split( "\n" )
+  return "\n".join( out ) + "\n"
 
 
 # -- README -------------------------------------------------------------------------------

@@ -345,8 +345,8 @@ def test_dfx_fpga_writes_the_whole_folder( tmp_path, capsys, standin ):
   assert DFXConfig.from_dict( json.loads( ( out / "config.json" ).read_text() )["config"] ) \
     == SMALL.replace( cores=2 )
   res = json.loads( ( out / "resources.json" ).read_text() )
-  from pymtl_dfx.sweep.resources import estimate_resources
-  assert res["estimate"]["totals"] == estimate_resources( SMALL.replace( cores=2 ) )["totals"]
+  from pymtl_dfx.kernel.resources import kernel_resources
+  assert res["estimate"]["totals"] == kernel_resources( SMALL.replace( cores=2 ) )["totals"]
   readme = ( out / "README.md" ).read_text()
   for f in rec["files"]:
     assert f"`{f}`" in readme, f
