@@ -28,9 +28,12 @@ def test_kernel_generates_the_reference( cores ):
   r = host.results()
   assert len( r["step_cycles"] ) == len( PROMPT ) + NEW - 1
   cl = cl_run( cores, d=D )[2].results()
-  # the kernel adds the AXI round trips and the fetch to CL's core: never faster
-  for step, ( k, c ) in enumerate( zip( r["step_cycles"], cl["step_cycles"] ) ):
-    assert k >= c, f"step {step}: kernel {k} cycles < CL {c}"
+  # on one card the kernel adds the AXI round trips and the fetch to CL's
+  # core: never faster.  On a ring the co-simulation's link model (Aurora's
+  # core latency) is not CL's link (`ring_*` costs, UDP by default).
+  if cores == 1:
+    for step, ( k, c ) in enumerate( zip( r["step_cycles"], cl["step_cycles"] ) ):
+      assert k >= c, f"step {step}: kernel {k} cycles < CL {c}"
   busy = r["unit_busy"]
   assert all( b["dma"] > 0 and b["mpu"] > 0 for b in busy )
   print( f"\nkernel x{cores}: steps {r['step_cycles']} (CL {cl['step_cycles']}), "
