@@ -296,7 +296,8 @@ def dfx_config( args ):
       dfx = dfx.replace( cores=args.cores )
     except ConfigError as e:
       raise UsageError( str( e ) ) from None
-  rtl = args.cmd in ( "verilog", "fpga" ) or getattr( args, "level", None ) in ( "rtl", "verilog" )
+  rtl = args.cmd in ( "verilog", "fpga" ) or \
+        getattr( args, "level", None ) in ( "rtl", "verilog", "kernel" )
   try:
     check_dfx( dfx, rtl=rtl )
   except ConfigError as e:
