@@ -19,10 +19,10 @@ Ports:
   base   the buffer's byte address (an argument register), stable during a
          run and aligned to a word (XRT aligns buffers to 4 KB).
   axi    the AXI4 master: data width 16 * spec.word_elems bits.
-  error  1 for one cycle (the cycle after) when a B or R response is not
-         OKAY; the response still goes back to the core (read data as
-         returned, a write acknowledged), so nothing hangs and the kernel's
-         sticky error bit tells the host.
+  error  1 for one cycle (the cycle after its handshake) when a B or R
+         response is not OKAY; the response still goes back to the core
+         (read data as returned, a write acknowledged), so nothing hangs
+         and the kernel's sticky error bit tells the host.
 
 Transactions: every request is one single-beat INCR transaction (len 0,
 size = log2 of the word's bytes, burst INCR, id 0, wlast 1) at
