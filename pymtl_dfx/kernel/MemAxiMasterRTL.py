@@ -3,19 +3,26 @@ AXI4 master (`m_axi_hbmNN`, `m_axi_ddrN`).
 
 Ports:
   req    `MemReq` from the DMA: wr, row, strb (one bit per FP16 element),
-         data.  A request is taken when a response slot is free and the
-         AXI channel register of its kind is free (or empties this cycle);
-         req.rdy depends on req.msg.wr (the kind), never on req.val.
-  resp   `MemResp`, one per request, in request order: the read word, or 0
-         for a write (sent only after the write's BRESP: the word is in
-         memory when the core sees its acknowledgement).
+         data.  A request is taken when fewer than `outstanding` are in
+         flight and the AXI channel register of its kind is free (or
+         empties this cycle); req.rdy depends on req.msg.wr (the kind),
+         never on req.val.
+  resp   `MemResp`, one per request, in request order: the R beat's data,
+         or 0 for a write (sent on the write's B: the word is in memory
+         when the core sees its acknowledgement).  R and B go straight to
+         resp: resp.val is rvalid (bvalid while writes are in flight), and
+         rready (bready) is resp.rdy, so the core back-pressures the
+         memory controller, which buffers its own responses.  resp.val
+         does not depend on resp.rdy, so a core whose rdy depends on val
+         (the DMA's read engine gathers a beat from several channels)
+         makes no combinational cycle.
   base   the buffer's byte address (an argument register), stable during a
          run and aligned to a word (XRT aligns buffers to 4 KB).
   axi    the AXI4 master: data width 16 * spec.word_elems bits.
-  error  1 for one cycle (the cycle after) when a B or R response is not
-         OKAY; the response still goes back to the core (read data as
-         returned, a write acknowledged), so nothing hangs and the kernel's
-         sticky error bit tells the host.
+  error  1 for one cycle (the cycle after its handshake) when a B or R
+         response is not OKAY; the response still goes back to the core
+         (read data as returned, a write acknowledged), so nothing hangs
+         and the kernel's sticky error bit tells the host.
 
 Transactions: every request is one single-beat INCR transaction (len 0,
 size = log2 of the word's bytes, burst INCR, id 0, wlast 1) at
@@ -28,32 +35,29 @@ a cycle.  Write strobes: FP16 element k's strobe bit drives byte strobes
 Order: AXI orders the responses of one id within one kind (all our
 transactions use id 0) but not reads against writes.  So the rule is:
 up to `outstanding` requests (default spec.outstanding) are in flight
-(taken and not yet answered to the core), and all the requests whose AXI
-response has not arrived are of one kind; a request of the other kind
-waits until every outstanding AXI response (every B, or every R) has
-arrived.  Then reads and writes complete in the order the core issued
-them, a read after a write to the same row sees the write, and a stream of
-one kind runs at one word per cycle when `outstanding` covers the round
-trip: a request's slot is free again latency + 5 cycles after it was taken
-behind an AxiMemSlaveRTL (3 of them here: the AR/AW register, the response
-FIFO, the slot count; 2 in the slave: its AR/AW and R/B registers), so
-outstanding >= latency + 5 (the config's 64 against HBM's 25 cycles).  A
-kind switch costs one round trip.
+(taken and their R or B not yet taken by the core), all of one kind; a
+request of the other kind waits until every one in flight (every B, or
+every R) has been answered.  Then reads and writes complete in the order
+the core issued them, a read after a write to the same row sees the
+write, and a stream of one kind runs at one word per cycle when
+`outstanding` covers the round trip: a request's slot is free again
+latency + 4 cycles after it was taken behind an AxiMemSlaveRTL (2 of them
+here: the AR/AW register and the in-flight count; 2 in the slave: its
+AR/AW and R/B registers), so outstanding >= latency + 4 (the config's 64
+against HBM's 25 cycles).  A kind switch costs one round trip.
 
 Hardware: one address register shared by AR and AW (only one kind is on
-the bus at a time), the W data/strobe register, and a FIFO of
-`outstanding` responses.  A request reserves its FIFO slot when it is
-taken, so rready and bready are always 1 and an R or B is never refused.
-AW and W are presented together, each held (valid and payload stable) until
-its own handshake, in whichever order the slave takes them; the next write
-waits until both are taken.
+the bus at a time), the W data/strobe register and the in-flight count; no
+response buffer (the memory controller holds the responses until rready
+or bready).  AW and W are presented together, each held (valid and
+payload stable) until its own handshake, in whichever order the slave
+takes them; the next write waits until both are taken.
 """
 
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..config import FP16_BITS
-from ..lib.fifo import FifoRTL
 from .axi import BURST_INCR, MEM_ADDR_BITS, RESP_OKAY, AxiMasterIfc
 
 
@@ -92,9 +96,7 @@ class MemAxiMasterRTL( Component ):
     s.axi   = AxiMasterIfc( A, D )
     s.error = OutPort()
 
-    s.rq = FifoRTL( Resp, N )
-    s.pending  = Wire( Cnt )     # taken, response not yet taken by the core
-    s.inflight = Wire( Cnt )     # taken, its R or B not yet arrived
+    s.inflight = Wire( Cnt )     # taken, its R or B not yet taken by the core
     s.kind     = Wire()          # the kind in flight (1: writes)
     s.ar_v = Wire()
     s.aw_v = Wire()
@@ -105,10 +107,8 @@ class MemAxiMasterRTL( Component ):
     s.addr_in = Wire( A )
     s.bstrb   = Wire( D // 8 )   # the request's strobe in bytes
     s.free    = Wire()           # the channel register of the request's kind can load
-    s.slot    = Wire()           # a response slot, and no kind switch pending
+    s.slot    = Wire()           # fewer than N in flight, and no kind switch pending
     s.take    = Wire()
-    s.got     = Wire()           # an R or B arrives
-    s.done    = Wire()           # the core takes a response
 
     for k in range( E ):
       s.bstrb[ 2*k ]   //= s.req.msg.strb[ k ]
@@ -130,9 +130,6 @@ class MemAxiMasterRTL( Component ):
     s.axi.arid    //= 0
     s.axi.awid    //= 0
     s.axi.wlast   //= 1
-    s.axi.rready  //= 1          # the slot was reserved when the request was taken
-    s.axi.bready  //= 1
-    s.resp //= s.rq.deq
 
     @update
     def up_axim_addr():
@@ -140,7 +137,7 @@ class MemAxiMasterRTL( Component ):
 
     @update
     def up_axim_take():
-      s.slot @= ( s.pending < full ) & ( ( s.inflight == 0 ) | ( s.kind == s.req.msg.wr ) )
+      s.slot @= ( s.inflight < full ) & ( ( s.inflight == 0 ) | ( s.kind == s.req.msg.wr ) )
       if s.req.msg.wr:
         s.free @= ( ~s.aw_v | s.axi.awready ) & ( ~s.w_v | s.axi.wready )
       else:
@@ -148,20 +145,29 @@ class MemAxiMasterRTL( Component ):
       s.req.rdy @= s.slot & s.free
       s.take @= s.req.val & s.slot & s.free
 
+    # R and B go straight to the core, and the core's rdy straight back:
+    # resp.val and resp.msg from the response channels only, rready and
+    # bready from resp.rdy only (two blocks, so a core whose rdy depends on
+    # val, as the DMA's read engine's does, makes no cycle)
     @update
     def up_axim_resp():
-      s.got @= s.axi.rvalid | s.axi.bvalid
-      s.rq.enq.val @= s.axi.rvalid | s.axi.bvalid
-      if s.axi.rvalid:
-        s.rq.enq.msg.data @= s.axi.rdata
+      if s.kind:
+        s.resp.val @= s.axi.bvalid
+        s.resp.msg.data @= 0
       else:
-        s.rq.enq.msg.data @= 0
-      s.done @= s.rq.deq.val & s.resp.rdy
+        s.resp.val @= s.axi.rvalid
+        s.resp.msg.data @= s.axi.rdata
+
+    # only the kind in flight is taken: a stray response of the other kind
+    # is never mistaken for one
+    @update
+    def up_axim_ready():
+      s.axi.rready @= s.resp.rdy & ~s.kind
+      s.axi.bready @= s.resp.rdy & s.kind
 
     @update_ff
     def up_axim_ff():
       if s.reset:
-        s.pending <<= 0
         s.inflight <<= 0
         s.kind <<= 0
         s.ar_v <<= 0
@@ -169,13 +175,9 @@ class MemAxiMasterRTL( Component ):
         s.w_v <<= 0
         s.error <<= 0
       else:
-        if s.take & ~s.done:
-          s.pending <<= s.pending + 1
-        elif s.done & ~s.take:
-          s.pending <<= s.pending - 1
-        if s.take & ~s.got:
+        if s.take & ~( s.resp.val & s.resp.rdy ):
           s.inflight <<= s.inflight + 1
-        elif s.got & ~s.take:
+        elif s.resp.val & s.resp.rdy & ~s.take:
           s.inflight <<= s.inflight - 1
         if s.take:
           s.kind <<= s.req.msg.wr
@@ -194,11 +196,13 @@ class MemAxiMasterRTL( Component ):
             s.aw_v <<= 0
           if s.axi.wready:
             s.w_v <<= 0
-        s.error <<= ( s.axi.rvalid & ( s.axi.rresp != RESP_OKAY ) ) | \
-                    ( s.axi.bvalid & ( s.axi.bresp != RESP_OKAY ) )
+        # once per response: at its handshake (a stalled R or B is seen
+        # on several cycles)
+        s.error <<= ( s.axi.rvalid & s.axi.rready & ( s.axi.rresp != RESP_OKAY ) ) | \
+                    ( s.axi.bvalid & s.axi.bready & ( s.axi.bresp != RESP_OKAY ) )
 
   def line_trace( s ):
     ar = "ar" if s.ar_v else "  "
     aw = ( "aw" if s.aw_v else "  " ) + ( "w" if s.w_v else " " )
     rb = "r" if s.axi.rvalid else ( "b" if s.axi.bvalid else " " )
-    return f"{s.req}({ar}{aw}{rb}{int( s.inflight )}/{int( s.pending )}){s.resp}"
+    return f"{s.req}({ar}{aw}{rb}{int( s.inflight )}){s.resp}"
