@@ -116,15 +116,21 @@ def translate( component, out_dir ):
   top = WidePortsRTL( component )
   top.elaborate()
   name = verilator5.name_without_double_underscores( top )
+  return write_translation( top, out_dir, f"{name}.v" ), name
+
+
+def write_translation( top, out_dir, file_name ):
+  """pymtl3's Verilog of the elaborated `top` as out_dir/file_name (the
+  pass writes into the current directory, so it runs there)."""
   top.set_metadata( VerilogTranslationPass.enable, True )
-  top.set_metadata( VerilogTranslationPass.explicit_file_name, f"{name}.v" )
+  top.set_metadata( VerilogTranslationPass.explicit_file_name, file_name )
   cwd = os.getcwd()
   os.chdir( out_dir )
   try:
     top.apply( VerilogTranslationPass() )
   finally:
     os.chdir( cwd )
-  return os.path.join( out_dir, f"{name}.v" ), name
+  return os.path.join( out_dir, file_name )
 
 
 def lint( path, top, verilator="debian" ):

@@ -94,6 +94,25 @@ class FuncBackend:
     return [ ddr[ addr: addr + n_words ].reshape( -1 ) for _, ddr in s.mems ]
 
 
+def prepare_probed( top, verilated, line_trace, probe, level ):
+  """`core.prepare_sim` of `top` (its `dut` one Verilator model when
+  `verilated`) with the probe's wave: pymtl3's at a Python level,
+  Verilator's for a Verilated dut; the probe's files are closed if the
+  build fails."""
+  if probe is not None:
+    probe.check_level( "verilog" if verilated else level )
+  wave = probe.verilator_build() if probe is not None and verilated else None
+  try:
+    top = prepare_sim( top, [ "dut" ] if verilated else (), linetrace=line_trace, wave=wave )
+    if probe is not None:
+      probe.attach( top )
+  except BaseException:
+    if probe is not None:
+      probe.close()
+    raise
+  return top
+
+
 class StreamBackend:
   """`cores` `core.Core`s at `level` (and `levels` per unit) inside
   `drivers.HostTop`, memories of hbm_depth / ddr_depth rows per channel.
@@ -118,17 +137,7 @@ class StreamBackend:
     top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level,
                    runtime_id )
     t0 = time.perf_counter()
-    if probe is not None:
-      probe.check_level( level )
-    wave = probe.verilator_build() if probe is not None and whole else None
-    try:
-      s.top = prepare_sim( top, [ "dut" ] if whole else (), linetrace=line_trace, wave=wave )
-      if probe is not None:
-        probe.attach( s.top )
-    except BaseException:
-      if probe is not None:
-        probe.close()
-      raise
+    s.top = prepare_probed( top, whole, line_trace, probe, level )
     s.build_seconds = time.perf_counter() - t0
     # the line trace reads pymtl3's ports: the tight loop would leave them stale
     traced = line_trace or ( probe is not None and probe.trace is not None )

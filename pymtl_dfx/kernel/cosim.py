@@ -25,10 +25,9 @@ A sticky error bit after a run is an error naming the bits.
 from pymtl3 import *
 
 from ..appliance.attribution import step_record
-from ..appliance.backend import StreamBackend
+from ..appliance.backend import StreamBackend, prepare_probed
 from ..appliance.drivers import HostMemPort
 from ..appliance.liveness import StepTimeout, cycle_limit
-from ..core.Core import prepare_sim
 from ..isa import encode
 from ..units.control.ControlUnitFL import UNITS
 from ..units.dma.msgs import mk_dma_types
@@ -92,20 +91,9 @@ class KernelBackend( StreamBackend ):
     s.inst_words = inst_words
     s.inst_strb = all_elems( inst_spec( cfg, inst_words ).word_elems )
     t0 = time.perf_counter()
-    # a wave is Verilator's, as at the verilog level (`appliance.waves`)
-    s.probe = probe
-    if probe is not None:
-      probe.check_level( "verilog" )
-    try:
-      s.top = prepare_sim( KernelHostTop( cfg, hbm_depth, ddr_depth, inst_words, link ),
-                           [ "dut" ], linetrace=line_trace,
-                           wave=probe.verilator_build() if probe is not None else None )
-      if probe is not None:
-        probe.attach( s.top )
-    except BaseException:
-      if probe is not None:
-        probe.close()
-      raise
+    s.probe = probe           # a wave is Verilator's, as at the verilog level
+    s.top = prepare_probed( KernelHostTop( cfg, hbm_depth, ddr_depth, inst_words, link ), True,
+                            line_trace, probe, "kernel" )
     s.build_seconds = time.perf_counter() - t0
     s.fast = None
     s.top.sim_reset()

@@ -53,20 +53,12 @@ def wrapper_text( cfg ):
 
 def translate_logic( cfg, out_dir ):
   """KernelRTL translated by pymtl3 into out_dir; returns its text."""
-  from pymtl3.passes.backends.verilog import VerilogTranslationPass
+  from ..rtlgen import write_translation
   from ..testing import verilator5
   verilator5.apply()
   top = KernelRTL( cfg )
   top.elaborate()
-  top.set_metadata( VerilogTranslationPass.enable, True )
-  top.set_metadata( VerilogTranslationPass.explicit_file_name, f"{INNER}.v" )
-  cwd = os.getcwd()
-  os.chdir( out_dir )
-  try:
-    top.apply( VerilogTranslationPass() )
-  finally:
-    os.chdir( cwd )
-  with open( os.path.join( out_dir, f"{INNER}.v" ) ) as f:
+  with open( write_translation( top, out_dir, f"{INNER}.v" ) ) as f:
     return f.read()
 
 
