@@ -318,8 +318,11 @@ def update( path ):
 #   cl, fl: 4 cores, 2,047 cycles per CPU s (docs/core.md, sim/bench_core.py)
 #   rtl: ~1.8 k cycles/s on 1 core (docs/core.md)
 #   verilog: 4 cores, 2,741 cycles per CPU s (docs/core.md)
+#   kernel: 1 card, ~5.8 k kernel cycles per s (the co-simulation of the small
+#     model's 3 steps, ~37 k cycles in ~6.4 s after its build; pymtl3 ticks
+#     the Verilated cards with the host's drivers in Python; 2026-12-02)
 CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=4 * 2_047, fl=4 * 2_047, rtl=1_800,
-                              verilog=4 * 2_741 )
+                              verilog=4 * 2_741, kernel=5_800 )
 # The functional appliance (`--level func`) runs instructions, not cycles:
 # CPU seconds per core, decoder layer and token step, measured with
 # `dfx generate --model tiny --prompt-ids 1 --new-tokens 1 --json` (2
