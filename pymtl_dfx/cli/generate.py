@@ -118,16 +118,19 @@ def _probe( args ):
       raise UsageError( "--wave-cycles bounds --wave and --trace; give one of them" )
     return None
   opts = [ o for o, v in ( ( "--wave", args.wave ), ( "--trace", args.trace ) ) if v is not None ]
-  if args.level == "func":
+  if args.level in ( "func", "fpga" ):
     need = "needs" if len( opts ) == 1 else "need"
-    raise UsageError( f"{' and '.join( opts )} {need} a simulated level (--level fl, cl, rtl "
-                      f"or verilog): func runs whole instructions, no clock" )
+    why = "func runs whole instructions, no clock" if args.level == "func" else \
+          "fpga runs on cards (use the kernel's co-simulation, --level kernel)"
+    raise UsageError( f"{' and '.join( opts )} {need} a simulated level (--level fl, cl, rtl, "
+                      f"verilog or kernel): {why}" )
   if args.wave is not None and args.trace not in ( None, "-" ) and \
      os.path.abspath( args.wave ) == os.path.abspath( args.trace ):
     raise UsageError( f"--wave and --trace name the same file {shown( args.wave )}" )
   probe = Probe( wave=args.wave, window=args.wave_cycles or DEFAULT_WINDOW )
   try:
-    probe.check_level( args.level )
+    # the kernel's wave is Verilator's, as the verilog level's
+    probe.check_level( "verilog" if args.level == "kernel" else args.level )
   except WaveError as e:
     raise UsageError( str( e ) ) from None
   return probe

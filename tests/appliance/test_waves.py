@@ -242,6 +242,8 @@ def test_verilog_writes_verilators_wave( tmp_path, capsys, cmdline_opts ):
   ( [ "--level", "func", "--wave", "w.vcd" ], 2, "--wave needs a simulated level" ),
   ( [ "--level", "func", "--wave", "w.vcd", "--trace" ], 2,
     "--wave and --trace need a simulated level" ),
+  ( [ "--level", "kernel", "--wave", "w.vcd", "--wave-cycles", "0:" ], 2,
+    "must end by cycle 429,496,728" ),
   ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:" ], 2,
     "must end by cycle 429,496,728 (pymtl3's Verilator wrapper counts the dump time in 32 bits" ),
   ( [ "--level", "verilog", "--wave", "w.vcd", "--wave-cycles", "0:500000000" ], 2,
