@@ -313,6 +313,7 @@ def test_verilog_records_the_profile_in_config_json( capsys, tmp_path, monkeypat
     return str( path ), "Top"
   monkeypatch.setattr( rtlgen, "translate", translate )
   monkeypatch.setattr( verilog, "fpga_core", lambda cfg: seen.append( cfg ) )
+  monkeypatch.setattr( verilog, "top_ports", lambda core: {} )    # no core to list
   out = tmp_path / "v"
   rec = _json( capsys, [ "verilog", "--out", str( out ), "--no-lint", "--profile", "aurora-ring",
                          "--set", "d=8", "--set", "l=4" ] )
