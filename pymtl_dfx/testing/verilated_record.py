@@ -28,7 +28,7 @@ OUT = REPO / "build" / "verilated_components.json"
 # Modules whose components are stimulus, not hardware: the host's drivers
 # stay in Python at every level.
 NOT_HARDWARE = ( "pymtl_dfx.testing", "pymtl_dfx.appliance.host", "pymtl_dfx.appliance.drivers",
-                 "pymtl_dfx.cli" )
+                 "pymtl_dfx.cli", "pymtl_dfx.kernel.cosim" )
 
 _current = { "test": None }
 _seen = {}        # class name -> first test that Verilated it

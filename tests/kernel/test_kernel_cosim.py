@@ -4,9 +4,9 @@ bursts) gives the DFX-numerics reference's tokens and final logits bit for
 bit, driven through the kernel's registers as the XRT runtime drives them.
 
 Each case is one Verilator model of `kernel.CardsRTL` (the kernels, their
-memories behind AXI slaves, the links), built whatever the pass; it runs in
-the plain pass only (pymtl3's plugin skips it under --test-verilog, which
-has nothing more to translate here).  The kernel's cycles differ from CL's
+memories behind AXI slaves, the links), so the cases run in make test's
+--test-verilog pass (which records the kernel as Verilated) and skip in the
+plain one.  The kernel's cycles differ from CL's
 by the AXI adapters' and the program fetch's latencies: both are printed.
 """
 
@@ -18,9 +18,15 @@ from pymtl_dfx.testing.small_gpt2 import NEW, PROMPT, cl_run, reference, run
 D = 8              # testing.core_mixing's narrow core: 128-bit memory words
 
 
+def verilator_pass( cmdline_opts ):
+  if not ( cmdline_opts.get( "test_verilog" ) or cmdline_opts.get( "test_yosys_verilog" ) ):
+    pytest.skip( "the co-simulated kernel is a Verilator model: it runs in the --test-verilog pass" )
+
+
 @pytest.mark.spread
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
-def test_kernel_generates_the_reference( cores ):
+def test_kernel_generates_the_reference( cores, cmdline_opts ):
+  verilator_pass( cmdline_opts )
   tokens, logits, host = run( cores, "kernel", d=D )
   want_tokens, want_logits = reference( cores, d=D )
   assert tokens == want_tokens
@@ -40,7 +46,7 @@ def test_kernel_generates_the_reference( cores ):
          f"build+load {host.build_and_load:.1f} s, total {host.seconds:.1f} s" )
 
 
-def test_the_kernels_control_protocol():
+def test_the_kernels_control_protocol( cmdline_opts ):
   """On the co-simulated kernel itself (the same model as the 1-card case):
   ap_done clears on read, ap_idle after a run, the interrupt through
   GIE/IER/ISR, a start while busy ignored, an AXI error response raising
@@ -52,6 +58,7 @@ def test_the_kernels_control_protocol():
   from pymtl_dfx.kernel.interface import ERROR_BITS
   from pymtl_dfx.testing.core_mixing import SMALL
   from pymtl_dfx.testing.small_gpt2 import compiled
+  verilator_pass( cmdline_opts )
   b = backend_for( compiled( 1, d=D )[1], "kernel", **SMALL[D][1] )
   ctl, top = b.ctl[0], b.top
   prog = assemble( "ddr_read v0, 0x10, vecs=16\nadd v0, v0, v0, len=16\nddr_write v0, 0x0, vecs=16" )
