@@ -50,13 +50,19 @@ def cycles_to_ms(cycles, clock_mhz) -> float:
   return cycles / (clock_mhz * 1e3)
 
 
-# Bandwidths (GB/s, Gb/s) become exact Fractions to this resolution, so that
-# the units count words in integers.
+# Bandwidths (GB/s, Gb/s) and the fractions that scale them become exact
+# Fractions to this resolution, so that the units count words in integers.
 _GBPS_RESOLUTION = 1e-6
 
 
 def _exact_gbps(value) -> Fraction:
   return Fraction(value).limit_denominator(round(1 / _GBPS_RESOLUTION))
+
+
+# The HBM AXI clock at which `hbm_channel_gbps` and `hbm_latency_ns` were
+# measured (Vitis' default for the U280's and U50's HBM: 450 MHz); a
+# memory interface at `hbm_axi_mhz` scales both.
+HBM_MEASURED_AXI_MHZ = 450
 
 
 def _is_pow2(x) -> bool:
@@ -87,9 +93,16 @@ def _int_field_errors(obj, names):
 # The DFXConfig fields that stand for a cost of the U280 system around the
 # core, each defaulting to a public measurement; docs/perf.md "Costs of the
 # U280 system" has one row per field with its source (a test checks).
-COST_FIELDS = ("hbm_channel_gbps", "hbm_latency_ns", "ddr_gbps", "ddr_latency_ns",
+COST_FIELDS = ("hbm_channel_gbps", "hbm_latency_ns", "hbm_axi_mhz", "hbm_refresh_ns",
+               "hbm_refresh_interval_ns", "ddr_gbps", "ddr_latency_ns",
                "ring_gbps", "ring_latency_ns", "ring_frame_overhead_bytes",
                "host_step_us")
+
+# The DFXConfig fields a calibrated profile may fit, each one mechanism the
+# sourced costs do not give (docs/perf.md "Calibration"); the default of
+# each is the identity (no effect), so only a profile that fits them moves
+# them.  `pymtl_dfx.calibration` states each one's meaning and range.
+CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_latency_cycles")
 
 
 @dataclass(frozen=True)
@@ -112,7 +125,16 @@ class DFXConfig:
                min(this, the port's clock x hbm_channel_bits) (at 200 MHz the
                port's 12.8 GB/s binds: efficiency 1, `hbm_channel_efficiency`)
   hbm_latency_ns  one HBM read, request accepted -> data back, ns (idle
-               page-hit read with the AXI switch on)
+               page-hit read with the AXI switch on), at the measured
+               450 MHz memory interface (`HBM_MEASURED_AXI_MHZ`)
+  hbm_axi_mhz  the HBM's AXI clock (the memory interface): the HBM side of a
+               channel moves hbm_channel_gbps x hbm_axi_mhz / 450, and its
+               latency is as many of these cycles as at 450 MHz
+  hbm_refresh_ns  tRFC: a pseudo-channel delivers nothing for this long in
+               every refresh interval (0: refresh not modelled apart; the
+               measured hbm_channel_gbps already averages it in where the
+               HBM side binds)
+  hbm_refresh_interval_ns  tREFI: the HBM's refresh interval
   ddr_gbps     DDR bandwidth over both DDR4 channels, GB/s (1e9 bytes/s)
   ddr_latency_ns  one DDR read, ns (idle page-hit read)
   ring_gbps    one QSFP28 link's line rate, Gb/s (1e9 bits/s)
@@ -125,6 +147,12 @@ class DFXConfig:
   host_step_us  the host's cost per token step, us (a blocking small write +
                read pair host <-> U280 over XRT: the token in, the result out);
                charged to op class "host"
+  Calibration parameters (`CALIBRATION_FIELDS`; defaults: no effect):
+  hbm_stream_efficiency  the fraction of a channel's rate it keeps with all
+               32 pseudo-channels streaming at once (the switch, the
+               controllers' scheduling), in (0, 1]
+  ring_hop_overhead_ns  time a ring hop costs beyond its link's latency
+               (handshakes, the routers' store-and-forward, skew), ns, >= 0
   mem_outstanding requests one memory channel holds (accepted, response not
                yet taken); full bandwidth needs more than the latency in cycles
   router_words words the router moves per synchronisation packet
@@ -161,6 +189,11 @@ class DFXConfig:
   hbm_latency_ns: float = 122.2
   ddr_latency_ns: float = 73.0
   host_step_us: float = 33.3
+  hbm_axi_mhz: int = HBM_MEASURED_AXI_MHZ
+  hbm_refresh_ns: float = 0.0
+  hbm_refresh_interval_ns: float = 3900.0
+  hbm_stream_efficiency: float = 1.0
+  ring_hop_overhead_ns: float = 0.0
   mem_outstanding: int = 64
   router_words: int = 64
   vreg_entries: int = 2048
@@ -179,7 +212,7 @@ class DFXConfig:
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
-                 "hbm_channel_bits", "hbm_channel_mb", "mem_outstanding",
+                 "hbm_channel_bits", "hbm_channel_mb", "hbm_axi_mhz", "mem_outstanding",
                  "router_words",
                  "vreg_entries", "mreg_entries", "psum_entries",
                  "fp_add_latency", "fp_mul_latency", "fp_max_latency",
@@ -188,11 +221,14 @@ class DFXConfig:
                  "scoreboard_entries", "inst_buffer_entries",
                  "weight_fifo_entries"]
     errors = _int_field_errors(self, int_names)
-    # host_step_us may be 0 (no host cost); every other rate or latency > 0
+    # the host's cost, refresh and a hop's overhead may be 0 (none); every
+    # other rate or latency > 0
+    zero_ok_names = ("host_step_us", "hbm_refresh_ns", "ring_hop_overhead_ns")
     for name in ("hbm_channel_gbps", "ddr_gbps", "ring_gbps", "ring_latency_ns",
-                 "hbm_latency_ns", "ddr_latency_ns", "host_step_us"):
+                 "hbm_latency_ns", "ddr_latency_ns", "host_step_us", "hbm_refresh_ns",
+                 "hbm_refresh_interval_ns", "hbm_stream_efficiency", "ring_hop_overhead_ns"):
       value = getattr(self, name)
-      zero_ok = name == "host_step_us"
+      zero_ok = name in zero_ok_names
       _check(errors, name, value,
              isinstance(value, (int, float)) and not isinstance(value, bool)
              and math.isfinite(value) and (value >= 0 if zero_ok else value > 0),
@@ -201,6 +237,12 @@ class DFXConfig:
     _check(errors, "ring_frame_overhead_bytes", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
            "must be an integer >= 0")
+    if not errors:
+      _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
+             self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")
+      _check(errors, "hbm_refresh_ns", self.hbm_refresh_ns,
+             self.hbm_refresh_ns < self.hbm_refresh_interval_ns,
+             f"must be less than hbm_refresh_interval_ns={short_repr(self.hbm_refresh_interval_ns)}")
     if not errors:
       for name in ("d", "l", "hbm_channels", "vreg_entries", "mreg_entries",
                    "psum_entries"):
@@ -225,13 +267,18 @@ class DFXConfig:
       value = getattr(self, name)
       _check(errors, name, value, value >= _GBPS_RESOLUTION,
              f"must be at least {_GBPS_RESOLUTION}: rates are exact to that")
-    for name, scale in (("hbm_latency_ns", 1), ("ddr_latency_ns", 1), ("ring_latency_ns", 1),
-                        ("host_step_us", 1000)):
+    for name, scale in (("hbm_latency_ns", HBM_MEASURED_AXI_MHZ / self.hbm_axi_mhz),
+                        ("ddr_latency_ns", 1), ("ring_latency_ns", 1),
+                        ("ring_hop_overhead_ns", 1), ("host_step_us", 1000)):
       value = getattr(self, name)
       _check(errors, name, value, math.isfinite(value * scale * self.clock_mhz / 1000),
              f"too long: at clock_mhz={self.clock_mhz} it is more cycles than can be counted")
     _check(errors, "hbm_channels", self.hbm_channels, self.hbm_channels >= 2,
            "must be at least 2: the DMA interleaves words over 2 or more channels")
+    for name in ("hbm_stream_efficiency", "hbm_refresh_ns", "hbm_refresh_interval_ns"):
+      value = getattr(self, name)
+      _check(errors, name, value, value == 0 or value >= _GBPS_RESOLUTION,
+             f"must be 0 or at least {_GBPS_RESOLUTION}: fractions are exact to that")
     if not errors and self.ddr_words_per_cycle <= 1:
       least = self.clock_mhz * self.mem_word_bytes / 1000
       _check(errors, "ddr_gbps", self.ddr_gbps, False,
@@ -360,14 +407,27 @@ class DFXConfig:
     return min(Fraction(1), Fraction(self.hbm_channel_bits, self.mem_word_bits))
 
   @property
+  def hbm_refresh_fraction(self) -> Fraction:
+    """The share of time a pseudo-channel is refreshing, tRFC / tREFI
+    (0 when refresh is not modelled apart)."""
+    return (_exact_gbps(self.hbm_refresh_ns)
+            / _exact_gbps(self.hbm_refresh_interval_ns))
+
+  @property
   def hbm_words_per_channel_cycle(self) -> Fraction:
-    """Memory words one HBM pseudo-channel delivers per kernel
-    cycle, exactly: the port's rate or the pseudo-channel's measured
-    `hbm_channel_gbps`, whichever is lower (at 200 MHz x 64 B = 12.8 GB/s
-    the port binds: 1 word)."""
-    gbps = _exact_gbps(self.hbm_channel_gbps)
-    return min(self.hbm_port_words_per_cycle,
-               gbps * 1000 / (self.clock_mhz * self.mem_word_bytes))
+    """Memory words one HBM pseudo-channel delivers per kernel cycle,
+    exactly.  Between refreshes a channel moves the port's rate or its HBM
+    side's, whichever is lower; the HBM side is the measured
+    `hbm_channel_gbps` scaled to the memory interface's clock, and, as
+    that measurement averages refresh in, divided by (1 - the refresh
+    fraction).  Refresh then takes its fraction of every interval, and
+    `hbm_stream_efficiency` its share.  At the defaults (200 MHz, refresh
+    not apart, efficiency 1) the port's 12.8 GB/s binds: 1 word."""
+    busy = self.hbm_refresh_fraction
+    side = (_exact_gbps(self.hbm_channel_gbps) * Fraction(self.hbm_axi_mhz, HBM_MEASURED_AXI_MHZ)
+            / (1 - busy) * 1000 / (self.clock_mhz * self.mem_word_bytes))
+    return (min(self.hbm_port_words_per_cycle, side) * (1 - busy)
+            * _exact_gbps(self.hbm_stream_efficiency))
 
   @property
   def hbm_channel_efficiency(self) -> Fraction:
@@ -394,7 +454,9 @@ class DFXConfig:
 
   @property
   def hbm_latency_cycles(self) -> int:
-    return _ns_to_cycles(self.hbm_latency_ns, self.clock_mhz)
+    """hbm_latency_ns's cycles of the memory interface, in kernel cycles."""
+    return _ns_to_cycles(self.hbm_latency_ns * HBM_MEASURED_AXI_MHZ / self.hbm_axi_mhz,
+                         self.clock_mhz)
 
   @property
   def ddr_latency_cycles(self) -> int:
@@ -424,8 +486,9 @@ class DFXConfig:
 
   @property
   def ring_latency_cycles(self) -> int:
-    """One ring hop's latency in kernel cycles (rounded up, at least 1)."""
-    return _ns_to_cycles(self.ring_latency_ns, self.clock_mhz)
+    """One ring hop's latency in kernel cycles (rounded up, at least 1):
+    the link's and the hop's overhead beyond it."""
+    return _ns_to_cycles(self.ring_latency_ns + self.ring_hop_overhead_ns, self.clock_mhz)
 
   @property
   def host_step_cycles(self) -> int:

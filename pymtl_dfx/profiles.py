@@ -47,6 +47,45 @@ _PROFILES = (
   ),
 )
 
+
+
+def _dfx_as_built():
+  return Profile(
+    "paper",
+    "DFX as the paper built it: the Aurora ring, the 410 MHz memory interface, HBM refresh "
+    "and loaded latency, no host transfer per step; every value sourced, nothing fitted",
+    "the DFX paper section VI (410 MHz), a review of its section V-A (the controller holds the "
+    "layer and token counts), Ramulator's HBM2 tRFC, AMD PG276 (tREFI), HBM Connect (loaded "
+    "latency); derivations in docs/perf.md \"DFX as built\"",
+    dict( hbm_axi_mhz=410,                # the memory interface's clock
+          hbm_refresh_ns=260.0,           # tRFC, 4 Gb per channel
+          hbm_refresh_interval_ns=3900.0, # tREFI
+          hbm_latency_ns=289.0,           # loaded read round trip, HLS m_axi on a U280
+          host_step_us=0.0 ),             # the controller runs every step itself
+    includes=( "aurora-ring", ) )
+
+
+def _calibrated():
+  """`paper` with the fitted parameters (`calibration.json`); None before
+  a fit was written."""
+  from .calibration import fitted
+  rec = fitted()
+  if rec is None:
+    return None
+  return Profile(
+    "calibrated",
+    "`paper` with at most three fitted mechanisms (HBM efficiency under 32 streams, a ring "
+    "hop's overhead, the controller's completion latency), fitted on 345M 64:64 only",
+    f"fitted by reports/calibrate_dfx.py on the paper's 345M 64:64 tokens/s on 1, 2 and 4 "
+    f"cards ({rec.get( 'date', 'undated' )}); pymtl_dfx/calibration.json has the values, "
+    "ranges and errors; docs/perf.md \"Calibration\"",
+    dict( rec["values"] ), includes=( "paper", ) )
+
+
+_PROFILES += ( _dfx_as_built(), )
+if _calibrated() is not None:
+  _PROFILES += ( _calibrated(), )
+
 PROFILES = { p.name: p for p in _PROFILES }
 
 

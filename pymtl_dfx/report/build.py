@@ -22,14 +22,16 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None, o
            profile=None ):
   """Computes and writes the report for profile `profile` (None: the
   default config) with `overrides` on top; returns {what: path}."""
-  from . import compute, figures, summary
+  from . import compute, figures, summary, validation
   from .plan import PAPER
   from ..outputs import check_dir
   plan = plan or PAPER
   check_dir( out_dir, "--out" )           # before the minutes of timing, not after
   os.makedirs( out_dir, exist_ok=True )
   compute.fill( cache, plan, jobs, overrides, on_done, on_start=on_start, profile=profile )
+  validation.fill( cache, plan, jobs, on_done, on_start )
   res = compute.results( cache, plan, overrides, profile )
+  res["validation"] = validation.table( cache, plan )
   clock = profiles.config( profile ).with_overrides( list( overrides ) ).clock_mhz
   pngs = {}
   if res["breakdown"]:

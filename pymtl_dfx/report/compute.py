@@ -99,10 +99,15 @@ def scaling( plan, ms_, cache, compute=True ):
 
 def xl( plan, ms_, cache, compute=True ):
   """(c) the large model's generations at every point, (d) its timed steps."""
-  points, steps = {}, []
   m = ms_.get( ( plan.xl, plan.xl_cards ) )
   if m is None:
-    return points, steps
+    return {}, []
+  return xl_of( plan, m, cache, compute )
+
+
+def xl_of( plan, m, cache, compute=True ):
+  """(c) and (d) of model `m` (a large model on the plan's card count)."""
+  points, steps = {}, []
   for n_in in sorted( { i for i, _ in plan.xl_points } ):
     for n_out in plan.xl_outputs:
       res = estimate( m, n_in, n_out, positions=plan.xl_positions, cache=cache, compute=compute )

@@ -27,6 +27,10 @@ class Plan:
   xl_paper: dict = field( default_factory=dict )
   xl_sync_paper: float = None
   xl_attn_ffn_paper: float = None
+  # the profiles set against the published figures (`validation`), and
+  # the large model's shapes they are validated on: label -> preset
+  validation_profiles: tuple = ( "paper", "calibrated" )
+  validation_xl: dict = field( default_factory=dict )
 
   def scaling_steps( s ):
     """[(preset, cards, [(pos, want logits)])]: the steps of (b) alone (the
@@ -50,7 +54,8 @@ class Plan:
 PAPER = Plan(
   sizes={ "345M": "gpt2-medium", "774M": "gpt2-large", "1.5B": "gpt2-xl-dfx" },
   cards=( 1, 2, 4 ),
-  max_tokens={ "gpt2-medium": 128, "gpt2-large": 128, "gpt2-xl-dfx": 384 },
+  max_tokens={ "gpt2-medium": 128, "gpt2-large": 128, "gpt2-xl-dfx": 384,
+              "gpt2-xl-dfx-1600": 384 },
   breakdown_pos=95,
   scaling=( "gpt2-medium", 64, 64 ),
   scaling_positions={ False: [ 0, 31, 62 ], True: [ 63, 95, 126 ] },
@@ -61,4 +66,5 @@ PAPER = Plan(
   xl_paper=paper.XL_LATENCY_MS,
   xl_sync_paper=paper.XL_SYNC_SHARE,
   xl_attn_ffn_paper=paper.XL_ATTN_FFN_SHARE,
+  validation_xl={ "1.5B (1536 wide)": "gpt2-xl-dfx", "1.5B (1600 wide)": "gpt2-xl-dfx-1600" },
 )

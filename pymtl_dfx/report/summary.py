@@ -111,6 +111,7 @@ def write( res, figures, clock_mhz ):
                "own breakdown (self-attention + FFN and synchronisation shares).", "",
                "| per generated token | modelled ms | paper ms | difference ms |", "|---|---|---|---|" ]
     lines += [ f"| {w} | {m:.3f} | {p:.3f} | {m - p:+.3f} |" for w, m, p in gaps ]
+  lines += validation_lines( res.get( "validation" ) )
   lines += [ "", "## HBM roofline share", "",
              "The weights a generation step streams (FP16 matrices and the LM head) over the "
              "DMA's ceiling (every HBM channel's word each cycle: 409.6 GB/s per card at the "
@@ -127,3 +128,53 @@ def write( res, figures, clock_mhz ):
     ms = [ cycles_to_ms( r["classes"].get( c, 0 ), clock_mhz ) for c in CYCLE_CLASSES ]
     lines.append( f"| {k} | " + " | ".join( f"{v:.3f}" for v in ms ) + f" | {r['ms']:.3f} |" )
   return "\n".join( lines ) + "\n"
+
+
+def _fmt( v, unit ):
+  return f"{v:.1f} %" if unit == "points" else ( f"{v:.0f}" if v >= 100 else f"{v:.2f}" )
+
+
+def _err_text( r ):
+  return f"{r['error']:+.1f} points" if r["error_unit"] == "points" else f"{r['error']:+.1f} %"
+
+
+def validation_lines( val ):
+  """The profiles of DFX as built against the paper: one row per figure,
+  a column pair (modelled, error) per profile, fitted or held out."""
+  if not val or not val["rows"]:
+    return []
+  profs = list( dict.fromkeys( r["profile"] for r in val["rows"] ) )
+  by = {}
+  for r in val["rows"]:
+    by.setdefault( r["figure"], {} )[ r["profile"] ] = r
+  lines = [ "", "## The profiles of DFX as built against the paper", "",
+            "`paper` is DFX as built with every value sourced; `calibrated` adds the fitted "
+            "parameters below, fitted on the rows marked *fitted* only (`reports/calibrate_dfx.py`). "
+            "*Held out* rows were never used in the fit.  The report's own --profile and --set do "
+            "not apply to this table.", "",
+            "| figure | " + " | ".join( f"`{p}` | error" for p in profs ) + " | paper | use |",
+            "|---|" + "---|---|" * len( profs ) + "---|---|" ]
+  for fig, cols in by.items():
+    any_r = next( iter( cols.values() ) )
+    cells = []
+    for p in profs:
+      r = cols.get( p )
+      cells += [ _fmt( r["modelled"], r["error_unit"] ), _err_text( r ) ] if r else [ "-", "-" ]
+    use = "held out" if any_r["held_out"] else "fitted" if "GFLOPS" not in fig else "derived"
+    lines.append( f"| {fig} | " + " | ".join( cells )
+                  + f" | {_fmt( any_r['paper'], any_r['error_unit'] )} | {use} |" )
+  if val["summary"]:
+    lines += [ "", "Mean absolute error of the held-out 1.5B latencies:", "" ]
+    for p, widths in val["summary"].items():
+      for w, s in widths.items():
+        lines.append( f"- `{p}`, {w}: {s['mean_abs_latency_error_pct']:.1f} % over "
+                      f"{s['points']} points" )
+  cal = val.get( "calibration" )
+  if cal:
+    lines += [ "", f"Fitted parameters ({cal.get( 'date', 'undated' )}, `{cal.get( 'command' )}`):", "",
+               "| parameter | value | range | meaning |", "|---|---|---|---|" ]
+    for q in cal["params"]:
+      edge = " (at the edge of its range)" if q["at_edge"] else ""
+      lines.append( f"| `{q['field']}` | {q['value']}{edge} | {q['low']}..{q['high']} {q['unit']} "
+                    f"| {q['meaning']} |" )
+  return lines

@@ -18,7 +18,7 @@ import pytest
 from pymtl_dfx import perf, profiles
 from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
-from pymtl_dfx.config import COST_FIELDS
+from pymtl_dfx.config import CALIBRATION_FIELDS, COST_FIELDS
 from pymtl_dfx.gpt2 import random_weights
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
@@ -27,21 +27,33 @@ from test_perf_vs_cl import GPT, dfx_config
 PROMPT, NEW = [ 5 ], 1
 MAX_TOKENS = 4          # the breakdown test runs 3 steps
 
-# field: (cores, a non-default value)
+# field: (cores, a non-default value, other fields it needs to act)
 CHANGES = {
   "hbm_channel_gbps":  ( 1, "6.4" ),       # half the 200 MHz port's 12.8 GB/s
   "hbm_latency_ns":    ( 1, "300" ),
+  "hbm_axi_mhz":       ( 1, "300" ),       # the HBM side at 8.69 GB/s binds
+  "hbm_refresh_ns":    ( 1, "350" ),       # the port binds: 1 - 350/3900 of it
+  "hbm_refresh_interval_ns": ( 1, "1000", "hbm_refresh_ns=260" ),
   "ddr_gbps":          ( 1, "12.81" ),     # 2 DDR ports of 1/2 word a cycle
   "ddr_latency_ns":    ( 1, "300" ),
   "ring_gbps":         ( 2, "25" ),
   "ring_latency_ns":   ( 2, "2000" ),
   "ring_frame_overhead_bytes": ( 2, "200" ),
   "host_step_us":      ( 1, "1" ),
+  # the calibration parameters act through the same rules
+  "hbm_stream_efficiency": ( 1, "0.55" ),
+  "ring_hop_overhead_ns":  ( 2, "1500" ),
+  "done_latency_cycles":   ( 1, "5" ),
 }
+# every new field at once, on the ring (the profile `paper`'s and the
+# calibration's mechanisms together, at values of neither)
+ALL_NEW = ( "hbm_axi_mhz=350", "hbm_refresh_ns=300", "hbm_refresh_interval_ns=2000",
+            "hbm_latency_ns=250", "host_step_us=0", "hbm_stream_efficiency=0.7",
+            "ring_hop_overhead_ns=700", "done_latency_cycles=2" )
 
 
 def test_every_cost_field_is_exercised():
-  assert set( CHANGES ) == set( COST_FIELDS )
+  assert set( CHANGES ) == set( COST_FIELDS ) | set( CALIBRATION_FIELDS )
 
 
 @functools.lru_cache( maxsize=None )
@@ -53,18 +65,29 @@ def compiled( cores, override=None, *more ):
 
 @pytest.mark.parametrize( "field", list( CHANGES ) )
 def test_cost_field_acts_in_cl_and_perf_alike( field ):
-  cores, value = CHANGES[ field ]
-  c = compiled( cores, f"{field}={value}" )
+  cores, value, *needs = CHANGES[ field ]
+  c = compiled( cores, f"{field}={value}", *needs )
   host = Host( c, "cl" )
   tokens = host.generate( PROMPT, NEW )
   cl = host.results()
   assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
-  base = perf.run( compiled( cores ), PROMPT, NEW )
+  base = perf.run( compiled( cores, *needs ), PROMPT, NEW )
   if field == "ddr_gbps":
     assert cl["step_cycles"] == base["step_cycles"]
   else:
     assert cl["step_cycles"] != base["step_cycles"], f"{field}={value} changed no cycle"
   assert cl["class_cycles"]["host"] == len( cl["step_cycles"] ) * c.dfx.host_step_cycles
+
+
+def test_every_new_field_at_once():
+  """The mechanisms of DFX as built and the calibration's, all at
+  non-default values together on 2 cores: perf == CL, and the cycles move."""
+  c = compiled( 2, *ALL_NEW )
+  host = Host( c, "cl" )
+  tokens = host.generate( PROMPT, NEW )
+  cl = host.results()
+  assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
+  assert cl["step_cycles"] != perf.run( compiled( 2 ), PROMPT, NEW )["step_cycles"]
 
 
 # the profiles that set a cost field: their cost values on the small model

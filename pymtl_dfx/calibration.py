@@ -1,0 +1,71 @@
+"""The calibrated profile's parameters: what each one means, the range it
+may take (stated before any fit), and the values `reports/calibrate_dfx.py`
+fitted, read from `calibration.json` beside this file (the script writes
+it; the profile `calibrated` is the `paper` profile with these values).
+
+Each parameter is one mechanism the sourced costs do not give, a
+`DFXConfig` field (`config.CALIBRATION_FIELDS`) whose default has no
+effect.  The fit uses the three GPT-2 345M 64:64 points (1, 2 and 4 cards)
+only; the 1.5B latencies and breakdown shares are held out (`dfx report`
+shows both).
+"""
+
+import json
+import os
+from dataclasses import dataclass
+
+from .config import CALIBRATION_FIELDS, ConfigError
+
+FITTED_FILE = os.path.join( os.path.dirname( __file__ ), "calibration.json" )
+
+
+@dataclass( frozen=True )
+class Param:
+  field: str
+  meaning: str
+  unit: str
+  low: float                # the plausible range, stated before the fit
+  high: float
+  why_range: str
+  step: float               # the perturbation its slope is measured with
+  integer: bool = False
+
+
+PARAMS = (
+  Param( "hbm_stream_efficiency",
+         "the share of a pseudo-channel's rate it keeps with all 32 streaming at once",
+         "fraction", 0.36, 1.0,
+         "from random 64 B reads of one pseudo-channel (4.75 of 13.1 GB/s, Vitis-Tutorials "
+         "04-using-hbm) to none lost", -0.1 ),
+  Param( "ring_hop_overhead_ns",
+         "what a ring hop costs beyond its link's latency: handshakes, the routers' "
+         "store-and-forward, the cards' skew",
+         "ns", 0.0, 10000.0,
+         "from nothing to about 8x the 4-card ring's wire time (DFX's implied ~25 us of "
+         "sync per 1.5B layer, /work/shared/paper/u280-costs.md)", 1000.0 ),
+  Param( "done_latency_cycles",
+         "cycles from a unit's completion to the controller's release of its scoreboard "
+         "entry (status seen through the scheduler)",
+         "cycles", 0, 64,
+         "from a same-cycle release to a status poll as long as the deepest pipeline "
+         "(the MFU lane and post-ops, ~120 cycles, halved)", 8, integer=True ),
+)
+
+assert tuple( p.field for p in PARAMS ) == CALIBRATION_FIELDS
+
+
+def fitted():
+  """The fitted record ({values, ...}) or None when no fit was written."""
+  if not os.path.exists( FITTED_FILE ):
+    return None
+  with open( FITTED_FILE ) as f:
+    rec = json.load( f )
+  values = rec.get( "values", {} )
+  if set( values ) - set( CALIBRATION_FIELDS ):
+    raise ConfigError( f"{FITTED_FILE}: fits unknown fields "
+                       f"{sorted( set( values ) - set( CALIBRATION_FIELDS ) )}" )
+  return rec
+
+
+def in_range( p, value ):
+  return p.low <= value <= p.high
