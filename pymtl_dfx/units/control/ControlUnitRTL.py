@@ -201,7 +201,8 @@ class SchedulerCtrlRTL( Component ):
     s.c_chain = InPort()
     s.stall = InPort()
     s.alloc_idx = InPort( IB )
-    s.inflight = InPort( NU )
+    if D == 0:
+      s.inflight = InPort( NU )      # at 0 an entry held is a token not taken
     s.issue_rdy = InPort( NU )
     s.done_val = InPort( NU )
 
@@ -289,8 +290,9 @@ class ControlUnitRTL( Component ):
     s.ctrl.c_chain //= s.fp.chain
     s.ctrl.stall //= s.sb.stall
     s.ctrl.alloc_idx //= s.sb.alloc_idx
-    s.ctrl.inflight //= s.sb.inflight
-    if cfg.done_latency_cycles:
+    if cfg.done_latency_cycles == 0:
+      s.ctrl.inflight //= s.sb.inflight
+    else:
       s.sb.take //= s.ctrl.take
       s.ctrl.untaken //= s.sb.untaken
 
