@@ -172,6 +172,12 @@ class DFXConfig:
   weight_fifo_entries depth of the FIFO between the DMA's weight port and
                    the MPU, in d x l tiles (the DMA streams a matrix's tiles
                    into it while the MPU takes them; at least 1)
+  done_latency_cycles cycles from a unit's done token being taken by the
+                   control unit to the release of its scoreboard entry (0:
+                   released at the end of the cycle the token is taken).
+                   Models a controller that learns of a completion late
+                   (status polled through its scheduler), so a dependent
+                   instruction issues later; at least 0
   """
 
   d: int = 64
@@ -209,6 +215,7 @@ class DFXConfig:
   scoreboard_entries: int = 8
   inst_buffer_entries: int = 4
   weight_fifo_entries: int = 4
+  done_latency_cycles: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -235,6 +242,10 @@ class DFXConfig:
              "must be a number >= 0" if zero_ok else "must be a positive number")
     value = self.ring_frame_overhead_bytes
     _check(errors, "ring_frame_overhead_bytes", value,
+           isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+           "must be an integer >= 0")
+    value = self.done_latency_cycles
+    _check(errors, "done_latency_cycles", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
            "must be an integer >= 0")
     if not errors:

@@ -75,7 +75,9 @@ def _rate_queue( q, M ):
 def _issue( t, M ):
   seqs = tuple( None if e is None else ( e.unit, e.fp, e.seq - t.done_seq[ e.unit ] )
                 for e in t.entries )
-  return ( tuple( canon_word( w, M ) for w in t.buf ), seqs, tuple( t.inflight ), t.chain_idx )
+  return ( tuple( canon_word( w, M ) for w in t.buf ), seqs, tuple( t.inflight ), t.chain_idx,
+           tuple( tuple( line ) for line in t.delayed ),
+           tuple( d - f for d, f in zip( t.done_seq, t.free_seq ) ) )
 
 
 _RELATIVE = {
@@ -178,6 +180,7 @@ def jump( app, tracks, layers, k, before, after, S ):
       n = S * l.per_unit[u]
       ctrl.issue_seq[u] += n
       ctrl.done_seq[u] += n
+      ctrl.free_seq[u] += n
       t.issued[u] += n
       t.retired[u] += n
       t.busy[u] += S * ( b1[u] - b0[u] )

@@ -93,15 +93,18 @@ def _depth( words, channels ):
   return 1 << ( rows - 1 ).bit_length()
 
 
-def run_layer( levels=None, max_cycles=200_000 ):
+def run_layer( levels=None, max_cycles=200_000, timing=None ):
   """Run `layer_program` on one core at `levels` (unnamed units CL, the
   weight FIFO by `resolve_levels`' default); returns a dict: cycles, hbm
   (the words from the layer's first hbm_write to the image's end), ddr
-  (the residual's words), rf (the register file, or None at RTL)."""
+  (the residual's words), rf (the register file, or None at RTL).
+  timing: DFXConfig fields the core is built with besides the compiled
+  model's, ones that change no program nor layout (e.g.
+  done_latency_cycles)."""
   from ..appliance.drivers import HostTop     # the host's port drivers
   from ..units.dma.msgs import mk_dma_types
   cm = compiled( 1 )
-  cfg = cm.dfx
+  cfg = cm.dfx.replace( **timing ) if timing else cm.dfx
   hbm_img, ddr_img = cm.images[0]
   T = mk_dma_types( cfg )
   depth = { "hbm": _depth( hbm_img.shape[0], T["hbm"].channels ),

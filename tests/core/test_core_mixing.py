@@ -107,6 +107,20 @@ def test_layer_with_an_rtl_unit_in_a_cl_core( unit ):
     f"RTL {unit}: {r['cycles']} cycles, CL {want['cycles']} (a CL unit and its RTL must agree)"
 
 
+def test_layer_with_a_late_releasing_rtl_control_unit():
+  """done_latency_cycles=2 (an entry freed 2 cycles after its done token):
+  the RTL control unit in a CL core keeps the CL core's cycles, which are
+  more than at 0, and the values are the same."""
+  late = dict( done_latency_cycles=2 )
+  cl = run_layer( None, timing=late )
+  rtl = run_layer( { "ctrl": "rtl" }, timing=late )
+  _same( cl, cl_layer() )
+  _same( rtl, cl_layer() )
+  assert rtl["cycles"] == cl["cycles"], \
+    f"RTL ctrl: {rtl['cycles']} cycles, CL {cl['cycles']} at done_latency_cycles=2"
+  assert cl["cycles"] > cl_layer()["cycles"]
+
+
 @pytest.mark.parametrize( "unit", units( [ u for u in UNIT_NAMES if u != "wfifo" ],
                                          ( "router", "hbm", "ddr", "rfm" ) ) )
 def test_layer_with_an_fl_unit_in_a_cl_core( unit ):

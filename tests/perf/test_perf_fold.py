@@ -11,32 +11,35 @@ from pymtl_dfx import perf
 from pymtl_dfx.config import DFXConfig, GPT2Config
 
 
-def planned( n_layer, cores, hbm_channels=4 ):
+def planned( n_layer, cores, hbm_channels=4, done_latency=0 ):
   gpt = GPT2Config( n_layer=n_layer, n_embd=64, n_head=2, vocab_size=128, n_positions=32,
                     name=f"deep{n_layer}" )
   dfx = DFXConfig( d=32, l=8, cores=cores, hbm_channels=hbm_channels, vreg_entries=256,
-                   mreg_entries=16, psum_entries=16 )
+                   mreg_entries=16, psum_entries=16, done_latency_cycles=done_latency )
   return perf.planned( gpt, dfx, cores, max_tokens=3 )
 
 
 @functools.lru_cache( maxsize=None )
-def both( n_layer, cores, prompt, new, hbm_channels=4 ):
-  m = planned( n_layer, cores, hbm_channels )
+def both( n_layer, cores, prompt, new, hbm_channels=4, done_latency=0 ):
+  m = planned( n_layer, cores, hbm_channels, done_latency )
   return ( perf.run( m, list( prompt ), new, fold=False ),
            perf.run( m, list( prompt ), new, fold=True ) )
 
 
-@pytest.mark.parametrize( "n_layer, cores, prompt, new, hbm_channels", [
+@pytest.mark.parametrize( "n_layer, cores, prompt, new, hbm_channels, done_latency", [
   # bodies of 2 layers: a layer's DDR parameters are 26 words apart, 2 mod
   # the 4 DDR channels
-  ( 12, 1, ( 5, 17 ), 2, 4 ),
-  ( 16, 2, ( 5, ), 1, 4 ),
+  ( 12, 1, ( 5, 17 ), 2, 4, 0 ),
+  ( 16, 2, ( 5, ), 1, 4, 0 ),
   # 16 HBM channels, 4 DDR: each memory's addresses are taken mod its own
   # channel count (mod 16 the DDR stride would need bodies of 8 layers)
-  ( 12, 1, ( 5, ), 1, 16 ),
+  ( 12, 1, ( 5, ), 1, 16, 0 ),
+  # entries freed 3 cycles after their done tokens: the delay lines are
+  # state a fold compares and keeps
+  ( 12, 1, ( 5, ), 1, 4, 3 ),
 ] )
-def test_fold_keeps_every_cycle( n_layer, cores, prompt, new, hbm_channels ):
-  plain, folded = both( n_layer, cores, prompt, new, hbm_channels )
+def test_fold_keeps_every_cycle( n_layer, cores, prompt, new, hbm_channels, done_latency ):
+  plain, folded = both( n_layer, cores, prompt, new, hbm_channels, done_latency )
   assert folded["step_cycles"] == plain["step_cycles"]
   assert folded["step_classes"] == plain["step_classes"]
   assert folded["unit_busy"] == plain["unit_busy"]

@@ -3,7 +3,7 @@ its total, its cycles per op class (the host's attribution) and every
 core's busy cycles per unit.  tests/core/test_core_e2e.py checks it on its
 own CL runs (the small model at 1, 2 and 4 cores); here the same small
 model at other configs: smaller buffers and more HBM channels, other
-latencies and a smaller scoreboard, and the paper's core (d=64, l=16, 32
+latencies and a smaller scoreboard, late scoreboard releases, and the paper's core (d=64, l=16, 32
 HBM channels, on a 1-layer model 128 wide: a head must be whole entries).
 
 The CL runs are the cost (tens of seconds each): each case runs CL once.
@@ -40,6 +40,9 @@ CASES = {
   # with few outstanding requests
   "4core-latency": ( 4, [ "scoreboard_entries=4", "inst_buffer_entries=2", "ring_latency_ns=100",
                           "hbm_latency_ns=300", "mem_outstanding=16" ], [ 5 ], 2 ),
+  # a control unit that frees a scoreboard entry 3 cycles after its done
+  # token (every waiting instruction issues later)
+  "2core-done-latency": ( 2, [ "done_latency_cycles=3" ], [ 5 ], 2 ),
   # the paper's core: d=64, l=16, 32 HBM channels, full-size buffers
   "1core-paper": ( 1, [ "d=64", "l=16", "hbm_channels=32", "vreg_entries=2048",
                         "mreg_entries=2048", "psum_entries=1024" ], [ 5 ], 2, GPT_WIDE ),

@@ -15,11 +15,14 @@ cycles are the RTL's exactly (tests assert it):
              (its footprint, unit, and per-unit sequence number).  Hazards
              (footprint.hazards): RAW, WAR, WAW.  An issue takes the lowest
              free entry.
-  done       done[u].rdy while unit u has an instruction in flight; the token
-             frees the entry of u's oldest in-flight instruction (units
-             answer in order).  Checks in a cycle see the entries as they
-             were at the start of the cycle: an instruction waiting for X
-             issues at the earliest the cycle after X's token.
+  done       done[u].rdy while unit u has an instruction in flight whose
+             token is not taken yet; the token frees the entry of u's
+             oldest in-flight instruction (units answer in order) at the
+             end of its cycle, or cfg.done_latency_cycles = D cycles later
+             (a controller that learns of the completion late).  Checks in
+             a cycle see the entries as they were at the start of the
+             cycle: an instruction waiting for X issues at the earliest
+             D + 1 cycles after X's token.
   chaining   an instruction with the chain bit is a chain producer; if the
              next instruction issued goes to the same unit, its src1 RAW and
              its WAW against the producer are not hazards (the unit streams

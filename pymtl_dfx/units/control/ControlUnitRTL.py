@@ -24,7 +24,11 @@ class ScoreboardRTL( Component ):
   alloc writes the candidate into entry alloc_idx (the lowest free one);
   free[u] clears the entry of unit u's oldest in-flight instruction.
   stall: the candidate has a hazard (unless check=False), meets a wait
-  flag, or the table is full.
+  flag, or the table is full.  inflight[u]: unit u holds an entry.  With
+  cfg.done_latency_cycles > 0 an entry is freed later than its done token
+  is taken: take[u] counts the tokens, untaken[u] is unit u's issued
+  instructions whose token is not taken yet (with 0 the two counts are one,
+  inflight).
   """
 
   def construct( s, cfg, check=True ):
@@ -54,6 +58,27 @@ class ScoreboardRTL( Component ):
     s.alloc_idx = OutPort( I )
     s.stall = OutPort()
     s.inflight = OutPort( NU )
+    if cfg.done_latency_cycles:
+      s.take = InPort( NU )
+      s.untaken = OutPort( NU )
+      # tokens taken per unit: between done_seq (entries freed) and
+      # issue_seq, so as wide as they are
+      s.taken_seq = [ Wire( Sq ) for _ in range( NU ) ]
+
+      @update
+      def up_sb_untaken():
+        for u in range( NU ):
+          s.untaken[u] @= s.issue_seq[u] != s.taken_seq[u]
+
+      @update_ff
+      def up_sb_taken():
+        if s.reset:
+          for u in range( NU ):
+            s.taken_seq[u] <<= 0
+        else:
+          for u in range( NU ):
+            if s.take[u]:
+              s.taken_seq[u] <<= s.taken_seq[u] + 1
 
     # the table
     s.valid = Wire( N )
@@ -164,16 +189,20 @@ class ScoreboardRTL( Component ):
 
 class SchedulerCtrlRTL( Component ):
   """Control: offers the head instruction, takes done tokens, remembers the
-  chain producer."""
+  chain producer.  With cfg.done_latency_cycles = D > 0 a token taken
+  (`take`) frees its entry D cycles later, through a D-stage delay line of
+  one bit per unit; with D = 0 it frees it in its own cycle."""
 
   def construct( s, cfg ):
     IB = max( 1, clog2( cfg.scoreboard_entries ) )
+    D = cfg.done_latency_cycles
     s.head_val = InPort()
     s.c_unit = InPort( 2 )
     s.c_chain = InPort()
     s.stall = InPort()
     s.alloc_idx = InPort( IB )
-    s.inflight = InPort( NU )
+    if D == 0:
+      s.inflight = InPort( NU )      # at 0 an entry held is a token not taken
     s.issue_rdy = InPort( NU )
     s.done_val = InPort( NU )
 
@@ -184,14 +213,40 @@ class SchedulerCtrlRTL( Component ):
     s.chain_valid = OutPort()
     s.chain_idx = OutPort( IB )
 
-    @update
-    def up_sched_ctrl():
-      s.issued @= 0
-      for u in range( NU ):
-        s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
-        s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
-        s.done_rdy[u] @= s.inflight[u]
-        s.free[u] @= s.done_val[u] & s.inflight[u]
+    if D == 0:
+      @update
+      def up_sched_ctrl():
+        s.issued @= 0
+        for u in range( NU ):
+          s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
+          s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
+          s.done_rdy[u] @= s.inflight[u]
+          s.free[u] @= s.done_val[u] & s.inflight[u]
+    else:
+      s.untaken = InPort( NU )
+      s.take = OutPort( NU )
+      s.delay = [ Wire( NU ) for _ in range( D ) ]   # delay[k]: taken k + 1 cycles ago
+
+      # its own name: pymtl3 keeps one parsed block per class and name
+      @update
+      def up_sched_ctrl_delayed():
+        s.issued @= 0
+        for u in range( NU ):
+          s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
+          s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
+          s.done_rdy[u] @= s.untaken[u]
+          s.take[u] @= s.done_val[u] & s.untaken[u]
+        s.free @= s.delay[ D - 1 ]
+
+      @update_ff
+      def up_sched_delay():
+        if s.reset:
+          for k in range( D ):
+            s.delay[k] <<= 0
+        else:
+          s.delay[0] <<= s.take
+          for k in range( 1, D ):
+            s.delay[k] <<= s.delay[ k - 1 ]
 
     @update_ff
     def up_sched_chain():
@@ -235,7 +290,11 @@ class ControlUnitRTL( Component ):
     s.ctrl.c_chain //= s.fp.chain
     s.ctrl.stall //= s.sb.stall
     s.ctrl.alloc_idx //= s.sb.alloc_idx
-    s.ctrl.inflight //= s.sb.inflight
+    if cfg.done_latency_cycles == 0:
+      s.ctrl.inflight //= s.sb.inflight
+    else:
+      s.sb.take //= s.ctrl.take
+      s.ctrl.untaken //= s.sb.untaken
 
     for u in range( NU ):
       s.issue[u].msg //= s.ibuf.send.msg
@@ -244,6 +303,7 @@ class ControlUnitRTL( Component ):
       s.ctrl.done_val[u] //= s.done[u].val
       s.done[u].rdy //= s.ctrl.done_rdy[u]
 
+    # idle: no entry held, so no token nor delayed release pending either
     @update
     def up_ctrl_idle():
       s.idle @= ~s.ibuf.send.val & ( s.sb.inflight == 0 )

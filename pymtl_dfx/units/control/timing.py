@@ -7,6 +7,11 @@ The one definition of when an instruction issues and when its entry frees:
 runs it as is.  Per cycle: `inst_rdy()`, `offer()` (the oldest buffered
 instruction and whether it may issue now: `stall_reasons` is empty) and
 `done_rdy(u)`, all from state; then `tick(issued, dones, word)`.
+
+A done token taken in cycle t frees its entry at the end of cycle
+t + cfg.done_latency_cycles (a delay line of that many cycles per unit:
+each unit answers in order, at most once a cycle); `done_rdy` counts the
+tokens not yet taken, so the delay never holds a unit's token back.
 """
 
 from .ControlUnitFL import UNITS
@@ -32,8 +37,12 @@ class IssueTiming:
     s.buf = []
     s.entries = [ None ] * s.cfg.scoreboard_entries
     s.issue_seq = [ 0 ] * len( UNITS )
-    s.done_seq = [ 0 ] * len( UNITS )
-    s.inflight = [ 0 ] * len( UNITS )
+    s.done_seq = [ 0 ] * len( UNITS )     # done tokens taken
+    s.free_seq = [ 0 ] * len( UNITS )     # entries released (done_seq less the delayed)
+    s.inflight = [ 0 ] * len( UNITS )     # issued, token not yet taken
+    # per unit: was a token taken 1 .. done_latency_cycles cycles ago
+    # (oldest first; plain lists: perf.fold compares them)
+    s.delayed = [ [ False ] * s.cfg.done_latency_cycles for _ in UNITS ]
     s.chain_idx = None
     s.pc = 0
     s._offer = None          # cached (cand, ok) until the state changes
@@ -60,7 +69,7 @@ class IssueTiming:
     return s.inflight[u] > 0
 
   def is_idle( s ):
-    return not s.buf and not any( s.inflight )
+    return not s.buf and not any( s.inflight ) and s.free_seq == s.done_seq
 
   def tick( s, issued, dones, word ):
     """issued: the offered instruction left this cycle; dones: per unit, its
@@ -69,13 +78,21 @@ class IssueTiming:
     changed = issued or word is not None and not s.buf
     if issued:
       idx = s.entries.index( None )
+    delay = s.cfg.done_latency_cycles
     for u, fired in enumerate( dones ):
       if fired:
-        i = next( i for i, e in enumerate( s.entries )
-                  if e is not None and e.unit == u and e.seq == s.done_seq[u] )
-        s.entries[i] = None
         s.done_seq[u] += 1
         s.inflight[u] -= 1
+      if delay:
+        # the token taken `delay` cycles ago releases its entry now
+        line = s.delayed[u]
+        line.append( fired )
+        fired = line.pop( 0 )
+      if fired:
+        i = next( i for i, e in enumerate( s.entries )
+                  if e is not None and e.unit == u and e.seq == s.free_seq[u] )
+        s.entries[i] = None
+        s.free_seq[u] += 1
         changed = True
     if issued:
       s.entries[ idx ] = _Entry( c, s.issue_seq[ c.unit ], f"pc {s.pc}" )

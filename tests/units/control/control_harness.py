@@ -69,6 +69,7 @@ class World:
     s.issue_cycle = [ None ] * len( words )
     s.done_cycle = [ None ] * len( words )
     s.next_pc = 0
+    s.idle_cycle = None       # run_control( until_idle=True ): the unit's idle rises
     s.chain_result = {}       # producer pc -> its result entries
     s.hang = ()               # units that never answer (deadlock test)
 
@@ -160,6 +161,8 @@ class ControlPorts( Component ):
     s.ctrl = Ctrl() if Ctrl is CONTROL["fl"] else Ctrl( cfg, scoreboard )
     s.inst = RecvIfcRTL( InstMsg )
     s.inst //= s.ctrl.inst
+    s.idle = OutPort()
+    s.idle //= s.ctrl.idle
     for i, u in enumerate( UNITS ):
       setattr( s, f"issue_{u}", SendIfcRTL( InstMsg ) )
       setattr( s, f"done_{u}", RecvIfcRTL( DoneMsg ) )
@@ -215,8 +218,10 @@ def diagnose( world, cfg ):
 
 def run_control( words, level, cmdline_opts=None, seed=0, scoreboard=True,
                  cfg=CFG, rf_entries=RF_ENTRIES, max_cycles=None, src_delay=0,
-                 latency=None, hang=(), line_trace=False ):
-  """Run a program through the control unit at `level`; returns the World."""
+                 latency=None, hang=(), line_trace=False, until_idle=False ):
+  """Run a program through the control unit at `level`; returns the World
+  (until_idle: on after the last done token until the unit reports idle,
+  its cycle in `idle_cycle`)."""
   world = World( words, cfg, rf_entries )
   world.hang = tuple( hang )
   dut = ControlPorts( CONTROL[ level ], cfg, scoreboard )
@@ -239,6 +244,13 @@ def run_control( words, level, cmdline_opts=None, seed=0, scoreboard=True,
         raise Deadlock( f"control unit at {level} made no progress in {limit} cycles: "
                         + diagnose( world, cfg ) )
       th.sim_tick()
+    while until_idle and not th.dut.idle:
+      if th.sim_cycle_count() >= limit:
+        raise Deadlock( f"control unit at {level} not idle in {limit} cycles after its "
+                        f"last done token" )
+      th.sim_tick()
+    if until_idle:
+      world.idle_cycle = th.units[0].now
   finally:
     if translating:
       th.dut.finalize()
