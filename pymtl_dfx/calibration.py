@@ -69,3 +69,63 @@ def fitted():
 
 def in_range( p, value ):
   return p.low <= value <= p.high
+
+
+def identity():
+  """Every parameter at its no-effect default."""
+  from .config import DFXConfig
+  d = DFXConfig()
+  return { p.field: getattr( d, p.field ) for p in PARAMS }
+
+
+def typed( p, v ):
+  return int( round( v ) ) if p.integer else float( round( v, 6 ) )
+
+
+def clip( p, v ):
+  return min( max( v, p.low ), p.high )
+
+
+def _solve( J, r, values, fixed=() ):
+  """values + the least-squares step for residual r, the `fixed`
+  parameters left alone."""
+  import numpy as np
+  free = [ j for j, p in enumerate( PARAMS ) if p.field not in fixed ]
+  step = np.linalg.lstsq( J[ :, free ], r, rcond=None )[0]
+  out = dict( values )
+  for j, d in zip( free, step ):
+    out[ PARAMS[j].field ] += float( d )
+  return out
+
+
+def chord_fit( latency, J, target, start, iterations=3, tol=0.5, log=print ):
+  """Chord iterations on `latency(values) -> array` (one entry per fitted
+  point) toward `target`, with the slope matrix J (points x PARAMS):
+  solve, round the integer parameters and re-solve the others with them
+  fixed, clip every value to its range, time the generations at the
+  result; stop when every point is within `tol` percent.  Returns
+  (values, latencies, history)."""
+  import numpy as np
+  target = np.asarray( target, dtype=float )
+  values, ms = dict( start ), np.asarray( latency( start ), dtype=float )
+  history = []
+  ints = [ p for p in PARAMS if p.integer ]
+  for it in range( iterations ):
+    raw = _solve( J, target - ms, values )
+    if ints:
+      fixed = { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in ints }
+      moved = np.array( [ fixed[ p.field ] - values[ p.field ] if p.integer else 0.0
+                          for p in PARAMS ] )
+      raw = _solve( J, target - ms - J @ moved, values, fixed=list( fixed ) )
+      raw.update( fixed )
+    unclipped = dict( raw )
+    values = { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in PARAMS }
+    ms = np.asarray( latency( values ), dtype=float )
+    err = 100 * ( ms - target ) / target
+    history.append( dict( values=values, unclipped=unclipped, latency=ms.tolist(),
+                          error_pct=err.tolist() ) )
+    log( f"iteration {it + 1}: {values} -> errors "
+         + ", ".join( f"{e:+.2f} %" for e in err ) )
+    if np.all( np.abs( err ) <= tol ):
+      break
+  return values, ms, history

@@ -79,78 +79,30 @@ class Fit:
   def slopes( s, values ):
     """d(generation ms) / d(parameter) per card count: from the slope
     steps, each weighted by the steps of its kind in the generation."""
-    w = np.array( [ s.n_in, s.n_out - 1 ] )       # prompt steps, generated steps
+    w = np.array( [ s.n_in - 1, s.n_out ] )       # steps without logits, with logits
     base = s.steps_ms( values ) @ w
     J = np.zeros( ( len( s.cards ), len( calibration.PARAMS ) ) )
     for j, p in enumerate( calibration.PARAMS ):
-      moved = dict( values, **{ p.field: _typed( p, values[ p.field ] + p.step ) } )
+      moved = dict( values, **{ p.field: calibration.typed( p, values[ p.field ] + p.step ) } )
       J[ :, j ] = ( s.steps_ms( moved ) @ w - base ) / p.step
     return J
 
 
-def _typed( p, v ):
-  return int( round( v ) ) if p.integer else float( round( v, 6 ) )
-
-
-def _clip( p, v ):
-  return min( max( v, p.low ), p.high )
-
-
-def solve( J, r, values, fixed=() ):
-  """values + the least-squares step for residual r (target - model ms),
-  the `fixed` parameters left alone."""
-  free = [ j for j, p in enumerate( calibration.PARAMS ) if p.field not in fixed ]
-  step = np.linalg.lstsq( J[ :, free ], r, rcond=None )[0]
-  out = dict( values )
-  for j, d in zip( free, step ):
-    p = calibration.PARAMS[j]
-    out[ p.field ] = out[ p.field ] + d
-  return out
-
-
 def fit( jobs, iterations, tol ):
-  cache = StepCache( default_cache_dir() )
-  f = Fit( jobs, cache )
-  identity = { p.field: _typed( p, 1.0 if p.field == "hbm_stream_efficiency" else 0 )
-               for p in calibration.PARAMS }
-  base_ms = f.latency_ms( identity )
+  f = Fit( jobs, StepCache( default_cache_dir() ) )
+  start = calibration.identity()
+  base_ms = f.latency_ms( start )
   print( f"paper profile: {', '.join( f'{c} card(s) {m:.1f} ms' for c, m in zip( f.cards, base_ms ) )}"
          f"; the paper: {', '.join( f'{m:.1f}' for m in f.target_ms )} ms", flush=True )
-  J = f.slopes( identity )
+  J = f.slopes( start )
   print( "slopes (ms of the generation per unit):", flush=True )
   for j, p in enumerate( calibration.PARAMS ):
     print( f"  {p.field}: " + ", ".join( f"{c} card(s) {J[i, j]:+.3f}" for i, c in enumerate( f.cards ) ),
            flush=True )
-  values, ms = identity, base_ms
-  history = []
-  for it in range( iterations ):
-    raw = solve( J, f.target_ms - ms, values )
-    ints = [ p for p in calibration.PARAMS if p.integer ]
-    if ints:
-      raw.update( { p.field: _typed( p, _clip( p, raw[ p.field ] ) ) for p in ints } )
-      raw = solve( J, f.target_ms - ms - J @ _delta( raw, values, ints ), values,
-                   fixed=[ p.field for p in ints ] )
-      raw.update( { p.field: _typed( p, _clip( p, raw[ p.field ] ) ) for p in ints } )
-    unclipped = dict( raw )
-    values = { p.field: _typed( p, _clip( p, raw[ p.field ] ) ) for p in calibration.PARAMS }
-    ms = f.latency_ms( values )
-    err = 100 * ( ms - f.target_ms ) / f.target_ms
-    history.append( dict( values=values, unclipped={ k: float( v ) for k, v in unclipped.items() },
-                          ms=ms.tolist(), error_pct=err.tolist() ) )
-    print( f"iteration {it + 1}: {values} -> "
-           + ", ".join( f"{c} card(s) {m:.1f} ms ({e:+.2f} %)" for c, m, e in zip( f.cards, ms, err ) ),
-           flush=True )
-    if np.all( np.abs( err ) <= tol ):
-      break
-  return f, identity, base_ms, J, values, ms, history
-
-
-def _delta( new, old, params ):
-  d = np.zeros( len( calibration.PARAMS ) )
-  for j, p in enumerate( calibration.PARAMS ):
-    if p in params:
-      d[j] = new[ p.field ] - old[ p.field ]
-  return d
+  values, ms, history = calibration.chord_fit(
+    f.latency_ms, J, f.target_ms, start, iterations, tol,
+    log=lambda line: print( line, flush=True ) )
+  return f, base_ms, J, values, ms, history
 
 
 def record( f, base_ms, J, values, ms, history ):
@@ -180,7 +132,7 @@ def main( argv=None ):
   ap.add_argument( "--tol", type=float, default=0.5, help="percent, on every fitted point" )
   ap.add_argument( "--write", action="store_true", help="write pymtl_dfx/calibration.json" )
   args = ap.parse_args( argv )
-  f, _, base_ms, J, values, ms, history = fit( args.jobs, args.iterations, args.tol )
+  f, base_ms, J, values, ms, history = fit( args.jobs, args.iterations, args.tol )
   rec = record( f, base_ms, J, values, ms, history )
   for p in rec["params"]:
     print( f"{p['field']} = {p['value']} ({p['unit']}; range {p['low']}..{p['high']}"
