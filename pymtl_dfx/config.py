@@ -537,7 +537,7 @@ class GPT2Config:
            isinstance(self.tie_word_embeddings, bool), "must be true or false")
     if not errors and self.head_dim is None:
       _check(errors, "n_embd", self.n_embd, self.n_embd % self.n_head == 0,
-             f"must be a multiple of n_head={self.n_head} (or give head_dim)")
+             f"must be a multiple of n_head={self.n_head}")
       if not errors:
         object.__setattr__(self, "head_dim", self.n_embd // self.n_head)
     _raise_if(errors, f"GPT2Config {self.name!r}")
