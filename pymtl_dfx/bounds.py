@@ -265,8 +265,8 @@ OTHER_BOUNDS = [
   ( "hbm_channels x hbm_channel_mb", "<= 2^32 memory words",
     "the ISA's 32-bit external address (EXT_BITS)" ),
   ( "l", "l <= d", "an MPU output slice lies in one register entry (`limits`)" ),
-  ( "n_head", "n_embd / n_head a multiple of d",
-    "each head starts on a register entry (`limits`); so n_head <= n_embd / d" ),
+  ( "n_head, head_dim", "head_dim (n_embd / n_head unless given) a multiple of d",
+    "each head starts on a register entry (`limits`); so n_head <= n_embd / d in GPT-2 itself" ),
   ( "n_inner", "4 x n_embd", "GPT-2's MLP (`checkpoint.read_config` refuses others)" ),
   ( "compiled context (--in + --out, --new-tokens + prompt)", "<= 2^16 and <= n_positions",
     "the ISA's 16-bit pos field (POS_BITS) and wpe's rows (`limits`, `gpt2.decoding.context_problem`); "

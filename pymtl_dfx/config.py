@@ -574,7 +574,17 @@ class DFXConfig:
 
 @dataclass(frozen=True)
 class GPT2Config:
-  """GPT-2 hyper-parameters, named as Hugging Face's config.json names them."""
+  """GPT-2 hyper-parameters, named as Hugging Face's config.json names them.
+
+  `head_dim` is the width of one attention head.  Left out (None) it is
+  GPT-2's rule, n_embd / n_head, and n_embd must be a multiple of n_head.
+  Given, the attention is n_head heads of head_dim inside a residual of
+  n_embd: c_attn maps n_embd -> 3 x attn_dim, the attention's c_proj
+  attn_dim -> n_embd, and attn_dim = n_head x head_dim need not equal
+  n_embd (e.g. gpt2-xl cut from 25 to 24 heads of 64 in a 1600-wide
+  residual).  The field holds the resolved width either way, so configs
+  that differ only in spelling it out compare equal.
+  """
 
   n_layer: int = 12
   n_embd: int = 768
@@ -586,24 +596,30 @@ class GPT2Config:
   # (lm_head.weight), not wte.
   tie_word_embeddings: bool = True
   name: str = field(default="custom", compare=False)
+  head_dim: int = None
 
   def __post_init__(self):
     errors = _int_field_errors(self, ["n_layer", "n_embd", "n_head",
                                       "vocab_size", "n_positions"])
+    if self.head_dim is not None:
+      errors += _int_field_errors(self, ["head_dim"])
     eps = self.layer_norm_epsilon
     _check(errors, "layer_norm_epsilon", eps,
            isinstance(eps, (int, float)) and not isinstance(eps, bool)
            and math.isfinite(eps) and eps > 0, "must be a positive number")
     _check(errors, "tie_word_embeddings", self.tie_word_embeddings,
            isinstance(self.tie_word_embeddings, bool), "must be true or false")
-    if not errors:
+    if not errors and self.head_dim is None:
       _check(errors, "n_embd", self.n_embd, self.n_embd % self.n_head == 0,
              f"must be a multiple of n_head={self.n_head}")
+      if not errors:
+        object.__setattr__(self, "head_dim", self.n_embd // self.n_head)
     _raise_if(errors, f"GPT2Config {self.name!r}")
 
   @property
-  def head_dim(self) -> int:
-    return self.n_embd // self.n_head
+  def attn_dim(self) -> int:
+    """The attention's width: q, k, v and the heads' concatenated output."""
+    return self.n_head * self.head_dim
 
   @property
   def n_inner(self) -> int:
@@ -612,9 +628,10 @@ class GPT2Config:
   @property
   def n_params(self) -> int:
     e, v, p, n = self.n_embd, self.vocab_size, self.n_positions, self.n_layer
+    a = self.attn_dim
     per_layer = (2 * e            # ln_1
-                 + e * 3 * e + 3 * e   # c_attn
-                 + e * e + e           # attn c_proj
+                 + e * 3 * a + 3 * a   # c_attn
+                 + a * e + e           # attn c_proj
                  + 2 * e               # ln_2
                  + e * 4 * e + 4 * e   # c_fc
                  + 4 * e * e + e)      # mlp c_proj
@@ -622,7 +639,7 @@ class GPT2Config:
             + (0 if self.tie_word_embeddings else v * e))    # lm_head.weight
 
   def to_hf_dict(self) -> dict:
-    return {
+    out = {
       "model_type": "gpt2",
       "architectures": ["GPT2LMHeadModel"],
       "n_layer": self.n_layer, "n_embd": self.n_embd, "n_head": self.n_head,
@@ -632,6 +649,11 @@ class GPT2Config:
       "activation_function": "gelu_new",
       "tie_word_embeddings": self.tie_word_embeddings,
     }
+    if self.attn_dim != self.n_embd:     # not GPT-2's n_embd / n_head
+      # Hugging Face's GPT-2 has no head_dim key (it always divides n_embd):
+      # a config.json with one is a DFX variant that only pymtl_dfx reads.
+      out["head_dim"] = self.head_dim
+    return out
 
   @classmethod
   def from_hf_dict(cls, data: dict, name: str = "checkpoint") -> "GPT2Config":
@@ -646,6 +668,8 @@ class GPT2Config:
       layer_norm_epsilon=data.get("layer_norm_epsilon", 1e-5),
       tie_word_embeddings=data.get("tie_word_embeddings", True),
       name=name,
+      # only a DFX variant's config.json has it (see to_hf_dict)
+      head_dim=data.get("head_dim"),
     )
 
   def to_json(self) -> str:
@@ -660,9 +684,15 @@ GPT2_PRESETS = {
   "gpt2":        dict(n_layer=12, n_embd=768,  n_head=12, vocab_size=50257),
   "gpt2-medium": dict(n_layer=24, n_embd=1024, n_head=16, vocab_size=50257),
   "gpt2-large":  dict(n_layer=36, n_embd=1280, n_head=20, vocab_size=50257),
-  # The paper cuts gpt2-xl's 25 heads to 24 so that they split over 4 cores;
-  # 24 heads of 64 make the width 1536.
+  # The paper cuts gpt2-xl's 25 heads to 24 so that they split over 4 cores.
+  # Which width it then used is not stated; the two readings:
+  # 24 heads of 64 make the whole model 1536 wide ...
   "gpt2-xl-dfx": dict(n_layer=48, n_embd=1536, n_head=24, vocab_size=50257),
+  # ... or the residual and the MLP keep gpt2-xl's 1600 and only the
+  # attention is 24 x 64 = 1536 wide (c_attn 1600 -> 3 x 1536, c_proj
+  # 1536 -> 1600).
+  "gpt2-xl-dfx-1600": dict(n_layer=48, n_embd=1600, n_head=24, head_dim=64,
+                           vocab_size=50257),
 }
 
 

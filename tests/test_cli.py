@@ -493,6 +493,25 @@ def test_image_errors_are_one_line( capsys, tmp_path, monkeypatch, saved_image )
     _check_one_line( capsys, tmp_path, monkeypatch, argv, code, named )
 
 
+def test_generate_runs_a_head_dim_variant_and_its_image_names_head_dim( capsys, tmp_path,
+                                                                        monkeypatch ):
+  """A checkpoint whose config.json gives head_dim (a DFX variant: 2 heads
+  of 64 inside a 192-wide residual) generates the DFX forward's tokens;
+  its image refused for --model tiny names head_dim."""
+  from pymtl_dfx.config import GPT2Config
+  cfg = GPT2Config( n_layer=1, n_embd=192, n_head=2, head_dim=64, vocab_size=256,
+                    n_positions=16, name="narrow" )
+  w = random_weights( cfg, 3 )
+  save_checkpoint( tmp_path / "narrow", w )
+  img = str( tmp_path / "narrow.dfx" )
+  rec = run_json( capsys, "--model", str( tmp_path / "narrow" ), "--prompt-ids", "1,2",
+                  "--new-tokens", "2", "--cores", "2", "--save-image", img )
+  assert rec["tokens"] == generate( DFXForward( w ), [ 1, 2 ], 2 )
+  _check_one_line( capsys, tmp_path, monkeypatch, GEN + [ "--image", img ], 2,
+                   f"--image {img} holds model 'narrow' (n_layer=1, n_embd=192, "
+                   f"vocab_size=256, head_dim=64), not --model tiny" )
+
+
 # sampling on the host
 
 def test_sampling_is_seeded_and_matches_the_reference_sampler( capsys ):

@@ -34,13 +34,23 @@ def test_every_bad_field_is_reported_at_once():
 
 
 def test_presets():
-  assert set( GPT2_PRESETS ) == { "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl-dfx" }
+  assert set( GPT2_PRESETS ) == { "tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl-dfx",
+                                  "gpt2-xl-dfx-1600" }
   m = gpt2_preset( "gpt2-medium" )
   assert ( m.n_layer, m.n_embd, m.n_head, m.head_dim ) == ( 24, 1024, 16, 64 )
   assert 350e6 < m.n_params < 360e6
   assert gpt2_preset( "gpt2" ).n_params == 124_439_808   # Hugging Face's count
   xl = gpt2_preset( "gpt2-xl-dfx" )
   assert xl.n_head == 24 and xl.head_dim == 64
+  # gpt2-xl (1,557,611,200 parameters) less one head's c_attn columns and
+  # c_proj rows in each of its 48 layers
+  xl16 = gpt2_preset( "gpt2-xl-dfx-1600" )
+  assert ( xl16.n_embd, xl16.n_head, xl16.head_dim, xl16.attn_dim, xl16.n_inner ) \
+    == ( 1600, 24, 64, 1536, 6400 )
+  assert xl16.n_params == 1_557_611_200 - 48 * ( 1600 * 3 * 64 + 3 * 64 + 64 * 1600 )
+  assert 1.50e9 < xl16.n_params < 1.56e9
+  assert GPT2Config( n_layer=48, n_embd=1600, n_head=25, vocab_size=50257 ).n_params \
+    == 1_557_611_200                                      # gpt2-xl, Hugging Face's count
 
 
 def test_unknown_preset_lists_the_known_ones():
@@ -57,10 +67,37 @@ def test_gpt2_errors_and_uneven_sizes():
   assert GPT2Config( vocab_size=50257 ).vocab_size == 50257
 
 
+@pytest.mark.parametrize( "bad, why", [ ( 0, "must be positive" ), ( -1, "must be positive" ),
+                                        ( 1.5, "must be an integer" ),
+                                        ( True, "must be an integer" ),
+                                        ( "64", "must be an integer" ) ] )
+def test_bad_head_dim_is_named( bad, why ):
+  with pytest.raises( ConfigError, match=f"head_dim={bad!r}.*{why}" ):
+    GPT2Config( n_embd=96, n_head=2, head_dim=bad )
+
+
+def test_head_dim_sets_the_attention_width():
+  # left out: GPT-2's n_embd / n_head, and n_embd must divide
+  assert GPT2Config( n_embd=96, n_head=2 ).head_dim == 48
+  with pytest.raises( ConfigError, match=r"n_embd=96 \(must be a multiple of n_head=5\)" ):
+    GPT2Config( n_embd=96, n_head=5 )
+  # given: the attention is n_head x head_dim inside the residual's n_embd
+  c = GPT2Config( n_embd=96, n_head=5, head_dim=32 )
+  assert ( c.head_dim, c.attn_dim ) == ( 32, 160 )
+  # GPT-2's own width spelled out is the same model
+  assert GPT2Config( n_embd=96, n_head=2, head_dim=48 ) == GPT2Config( n_embd=96, n_head=2 )
+
+
 def test_hf_dict_round_trip():
   c = gpt2_preset( "tiny" )
   back = GPT2Config.from_hf_dict( c.to_hf_dict(), name="tiny" )
   assert back == c
+  assert "head_dim" not in c.to_hf_dict()        # Hugging Face's GPT-2 has no such key
+  v = gpt2_preset( "gpt2-xl-dfx-1600" )
+  assert v.to_hf_dict()["head_dim"] == 64
+  assert GPT2Config.from_hf_dict( v.to_hf_dict() ) == v
+  with pytest.raises( ConfigError, match="head_dim=0" ):
+    GPT2Config.from_hf_dict( dict( v.to_hf_dict(), head_dim=0 ) )
   with pytest.raises( ConfigError, match="missing.*n_head" ):
     GPT2Config.from_hf_dict( { "n_layer": 1, "n_embd": 8, "vocab_size": 4 } )
 

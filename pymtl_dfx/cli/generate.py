@@ -230,8 +230,8 @@ def _use_image( args, cfg, n_tokens ):
   if have != want:
     # the sizes, and any other field that differs (e.g. only tie_word_embeddings)
     shown = [ "n_layer", "n_embd", "vocab_size" ]
-    shown += [ k for k in ( "layer_norm_epsilon", "tie_word_embeddings" )
-               if have.get( k ) != want[ k ] ]
+    shown += [ k for k in ( "head_dim", "layer_norm_epsilon", "tie_word_embeddings" )
+               if have.get( k ) != want.get( k ) ]     # head_dim: only a DFX variant's
     raise UsageError( f"--image {args.image} holds model {compiled.gpt.name!r} ("
                       + ", ".join( f"{k}={have.get( k )!r}" for k in shown )
                       + f"), not --model {args.model}" )

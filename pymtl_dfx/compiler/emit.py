@@ -44,6 +44,7 @@ class StepEmitter:
     s.split = layout["split"]
     s.E = gpt.n_embd
     s.hd = gpt.head_dim
+    s.A = gpt.attn_dim        # the attention's width (n_embd in GPT-2 itself)
     s.Hc = s.split["heads_per_core"]
     s.scale = float( np.float16( 1.0 / math.sqrt( s.hd ) ) )
 
@@ -183,7 +184,7 @@ class StepEmitter:
       for j in range( s.Hc ):
         add( "attention", s.head( i, j, core, pos ) )
       add( "attention", [ make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) ] )
-      add( "attention", s.column_slice( i, "attn_proj", rf["a"], E, rf["o"], "attn_proj",
+      add( "attention", s.column_slice( i, "attn_proj", rf["a"], s.A, rf["o"], "attn_proj",
                                         f"h{i}.b_o", core ) )
       add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) ] )
       add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" ) )

@@ -19,12 +19,12 @@ def _columns( w, lo, hi, seg ):
 
 def _qkv_columns( w, part, core ):
   """This core's q | k | v head columns (zero for padding heads)."""
-  E, hd, Hc = part.gpt.n_embd, part.gpt.head_dim, part.heads_per_core
+  A, hd, Hc = part.gpt.attn_dim, part.gpt.head_dim, part.heads_per_core
   out = np.zeros( w.shape[:-1] + ( 3 * Hc * hd, ), F16 )
   for which in range( 3 ):
     for j, h in enumerate( part.real_heads( core ) ):
       dst = which * Hc * hd + ( h - core * Hc ) * hd
-      out[ ..., dst:dst + hd ] = w[ ..., which * E + h * hd: which * E + ( h + 1 ) * hd ]
+      out[ ..., dst:dst + hd ] = w[ ..., which * A + h * hd: which * A + ( h + 1 ) * hd ]
   return out
 
 

@@ -87,7 +87,7 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
 
   for i in range( gpt.n_layer ):
     matrix( f"h{i}.c_attn", E, 3 * Hc * hd )
-    matrix( f"h{i}.attn_proj", E, part.attn_proj.seg )
+    matrix( f"h{i}.attn_proj", gpt.attn_dim, part.attn_proj.seg )
     matrix( f"h{i}.c_fc", E, part.fc.seg )
     matrix( f"h{i}.mlp_proj", gpt.n_inner, part.mlp_proj.seg )
   matrix( "lm_head", E, part.vocab.seg )

@@ -23,7 +23,7 @@ Limits (one `CompileError` lists every one that fails):
                    (`isa.check_config_fits`)
   x buffer         every matrix instruction's ceil(rows/d) fits one of the
                    two x buffers (`ports.matrix_error`): the weight
-                   matrices (rows n_embd or n_inner) and attention's
+                   matrices (rows n_embd, n_inner or attn_dim) and attention's
                    q K^T (rows head_dim) and p V (rows = the compiled
                    context)
   register file    the layout's last entry < vreg_entries
@@ -73,7 +73,8 @@ def shape_errors( gpt, dfx, cores ):
   errors = []
   hd, d = gpt.head_dim, dfx.d
   if hd % d:
-    errors.append( f"head_dim: head_dim={hd} (n_embd={gpt.n_embd} / n_head={gpt.n_head}) "
+    rule = "" if gpt.attn_dim != gpt.n_embd else f" (n_embd={gpt.n_embd} / n_head={gpt.n_head})"
+    errors.append( f"head_dim: head_dim={hd}{rule} "
                    f"needs to be a multiple of d={d} so that each head's output starts on "
                    f"a register entry; choose d dividing {hd} or a model whose heads are "
                    f"a multiple of {d} wide" )

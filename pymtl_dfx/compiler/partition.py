@@ -73,11 +73,13 @@ class Partition:
 
   @property
   def attn( self ):
-    """Attention output a: each core produces heads_per_core * head_dim elements."""
-    return Split( self.gpt.n_embd, self.cores, self.heads_per_core * self.gpt.head_dim )
+    """Attention output a (attn_dim wide): each core produces
+    heads_per_core * head_dim elements."""
+    return Split( self.gpt.attn_dim, self.cores, self.heads_per_core * self.gpt.head_dim )
 
   @property
   def attn_proj( self ):
+    # attn_dim rows in, the residual's n_embd columns out
     return _split( self.gpt.n_embd, self.cores, self.align )
 
   @property

@@ -10,15 +10,16 @@ at a time, prompt (summarization) included; at position t:
     x = add(wte[tok], wpe[t])
     for each layer (p = that layer's parameters):
       h   = layernorm(x, p.ln_1.weight, p.ln_1.bias, eps, d)
-      qkv = conv1d(h, p.attn.c_attn.weight, p.attn.c_attn.bias, d)   # [3E]
-      q, k, v = qkv[0:E], qkv[E:2E], qkv[2E:3E]; head i owns columns
-                [i*hd, (i+1)*hd) of each (hd = E / n_head)
+      qkv = conv1d(h, p.attn.c_attn.weight, p.attn.c_attn.bias, d)   # [3A]
+      q, k, v = qkv[0:A], qkv[A:2A], qkv[2A:3A]; head i owns columns
+                [i*hd, (i+1)*hd) of each (A = attn_dim = n_head * hd;
+                hd = E / n_head unless the config gives head_dim)
       for each head i:
         K_i[t] = k_i, V_i[t] = v_i         # FP16 cache rows; T = t + 1 rows
         s_i = mul(matvec(q_i, K_i^T, d), scale)   # K_i^T: [hd, T]
         p_i = softmax(s_i, d)                     # over T
         a_i = matvec(p_i, V_i, d)                 # V_i: [T, hd]
-      a = concat(a_0 .. a_{H-1})                  # [E]
+      a = concat(a_0 .. a_{H-1})                  # [A]
       x = add(x, conv1d(a, p.attn.c_proj.weight, p.attn.c_proj.bias, d))
       h = layernorm(x, p.ln_2.weight, p.ln_2.bias, eps, d)
       f = gelu(conv1d(h, p.mlp.c_fc.weight, p.mlp.c_fc.bias, d))      # [4E]
@@ -136,11 +137,11 @@ class DFXForward:
 
   def _attention(self, i, qkv, trace):
     cfg = self.config
-    nh, hd, e, t = cfg.n_head, cfg.head_dim, cfg.n_embd, self.pos
+    nh, hd, a, t = cfg.n_head, cfg.head_dim, cfg.attn_dim, self.pos
     d = self.dfx.d
-    q = qkv[:e].reshape(nh, hd)
-    self.k_cache[i][:, t] = qkv[e:2 * e].reshape(nh, hd)
-    self.v_cache[i][:, t] = qkv[2 * e:].reshape(nh, hd)
+    q = qkv[:a].reshape(nh, hd)
+    self.k_cache[i][:, t] = qkv[a:2 * a].reshape(nh, hd)
+    self.v_cache[i][:, t] = qkv[2 * a:].reshape(nh, hd)
     keys = self.k_cache[i][:, :t + 1]                 # [H, T, hd]
     vals = self.v_cache[i][:, :t + 1]
     raw = np.stack([numerics.matvec(q[h], keys[h].T, d) for h in range(nh)])

@@ -10,20 +10,21 @@ saver, the random initialiser and the forwards all iterate over it.
 
 from ..config import GPT2Config
 
-# (suffix inside block i, shape as a function of (n_embd, n_inner))
+# (suffix inside block i, shape as a function of (n_embd, n_inner, attn_dim));
+# attn_dim is n_embd in GPT-2 itself (GPT2Config.head_dim)
 _BLOCK = [
-  ("ln_1.weight",        lambda e, f: (e,)),
-  ("ln_1.bias",          lambda e, f: (e,)),
-  ("attn.c_attn.weight", lambda e, f: (e, 3 * e)),
-  ("attn.c_attn.bias",   lambda e, f: (3 * e,)),
-  ("attn.c_proj.weight", lambda e, f: (e, e)),
-  ("attn.c_proj.bias",   lambda e, f: (e,)),
-  ("ln_2.weight",        lambda e, f: (e,)),
-  ("ln_2.bias",          lambda e, f: (e,)),
-  ("mlp.c_fc.weight",    lambda e, f: (e, f)),
-  ("mlp.c_fc.bias",      lambda e, f: (f,)),
-  ("mlp.c_proj.weight",  lambda e, f: (f, e)),
-  ("mlp.c_proj.bias",    lambda e, f: (e,)),
+  ("ln_1.weight",        lambda e, f, a: (e,)),
+  ("ln_1.bias",          lambda e, f, a: (e,)),
+  ("attn.c_attn.weight", lambda e, f, a: (e, 3 * a)),
+  ("attn.c_attn.bias",   lambda e, f, a: (3 * a,)),
+  ("attn.c_proj.weight", lambda e, f, a: (a, e)),
+  ("attn.c_proj.bias",   lambda e, f, a: (e,)),
+  ("ln_2.weight",        lambda e, f, a: (e,)),
+  ("ln_2.bias",          lambda e, f, a: (e,)),
+  ("mlp.c_fc.weight",    lambda e, f, a: (e, f)),
+  ("mlp.c_fc.bias",      lambda e, f, a: (f,)),
+  ("mlp.c_proj.weight",  lambda e, f, a: (f, e)),
+  ("mlp.c_proj.bias",    lambda e, f, a: (e,)),
 ]
 
 BLOCK_SUFFIXES = tuple(name for name, _ in _BLOCK)
@@ -38,12 +39,12 @@ def block_name(layer: int, suffix: str) -> str:
 
 def tensor_shapes(cfg: GPT2Config) -> dict:
   """Every parameter tensor of `cfg`: name -> shape, in HF's order."""
-  e, f = cfg.n_embd, cfg.n_inner
+  e, f, a = cfg.n_embd, cfg.n_inner, cfg.attn_dim
   shapes = {"wte.weight": (cfg.vocab_size, e),
             "wpe.weight": (cfg.n_positions, e)}
   for i in range(cfg.n_layer):
     for suffix, shape in _BLOCK:
-      shapes[block_name(i, suffix)] = shape(e, f)
+      shapes[block_name(i, suffix)] = shape(e, f, a)
   shapes["ln_f.weight"] = (e,)
   shapes["ln_f.bias"] = (e,)
   if not cfg.tie_word_embeddings:

@@ -4,6 +4,8 @@ This is the yardstick the DFX numerics are measured against (a tolerance,
 never bit-exact).  It follows Hugging Face's GPT2LMHeadModel: pre-LayerNorm
 blocks, fused QKV Conv1D, scores scaled by 1/sqrt(head_dim), causal softmax,
 GELU in its tanh form (`gelu_new`), final LayerNorm, LM head tied to wte (or its own matrix when the config unties it).
+The attention is n_head x head_dim = `attn_dim` wide, which a DFX variant's
+config may set apart from the residual's n_embd (`GPT2Config.head_dim`).
 
 Two paths that share the block arithmetic but not the attention code:
 `step()` decodes one token with a K/V cache (what DFX does); `forward()`
@@ -115,7 +117,7 @@ class ReferenceModel:
       qkv = h @ p["attn.c_attn.weight"] + p["attn.c_attn.bias"]
       q, k, v = (m.reshape(n, nh, hd).transpose(1, 0, 2) for m in np.split(qkv, 3, axis=1))
       scores = np.where(causal, q @ k.transpose(0, 2, 1) * self.scale, -np.inf)
-      a = (softmax32(scores) @ v).transpose(1, 0, 2).reshape(n, -1)  # [T, E]
+      a = (softmax32(scores) @ v).transpose(1, 0, 2).reshape(n, -1)  # [T, attn_dim]
       x = x + (a @ p["attn.c_proj.weight"] + p["attn.c_proj.bias"])
       x = self._mlp(x, p)
     return self._logits(x)

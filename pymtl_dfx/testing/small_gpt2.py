@@ -2,8 +2,9 @@
 reference, and a generation on the appliance at a level
 (tests/core/test_core_e2e.py, tests/kernel/test_kernel_cosim.py).
 
-`compiled(cores, long, d)`: the weights and the compiled model of
-`core_mixing.GPT` (or the one-layer `GPT_LONG`) for `core_mixing.dfx_config`;
+`compiled(cores, long, d, model)`: the weights and the compiled model of
+`core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
+`GPT_ATTN`) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -31,19 +32,44 @@ GPT_LONG = GPT2Config( n_layer=1, n_embd=64, n_head=2, vocab_size=128, n_positio
 PROMPT_LONG = [ ( 7 * k + 3 ) % 128 for k in range( 30 ) ]
 NEW_LONG = 5
 
+# gpt2-xl-dfx-1600's shape in small: the residual and the MLP 96 wide (on 2
+# cores each core's 48 columns pad to 64, as 1600's 400 pad to 448 on 4),
+# the attention 2 heads of 32 = 64 wide inside.  Its 384-row MLP c_proj
+# needs x buffers of 16 entries (mreg_entries=32); no Verilated appliance
+# runs it, so its memories take the depths its images need.
+GPT_ATTN = GPT2Config( n_layer=1, n_embd=96, n_head=2, head_dim=32, vocab_size=128,
+                       n_positions=32, name="small-attn64" )
+ATTN_DFX = dict( mreg_entries=32 )
+
+# model -> (config, prompt, new tokens, DFXConfig changes, fixed memory depths)
+MODELS = {
+  "small": ( GPT, PROMPT, NEW, {}, True ),
+  "long":  ( GPT_LONG, PROMPT_LONG, NEW_LONG, {}, True ),
+  "attn":  ( GPT_ATTN, PROMPT, NEW, ATTN_DFX, False ),
+}
+
+
+def _model( long, model ):
+  return MODELS[ model or ( "long" if long else "small" ) ]
+
+
+def _dfx( cores, d, long, model ):
+  return dfx_config( cores, d ).replace( **_model( long, model )[3] )
+
 
 @functools.lru_cache( maxsize=None )
-def compiled( cores, long=False, d=32 ):
-  gpt, prompt, new = ( GPT_LONG, PROMPT_LONG, NEW_LONG ) if long else ( GPT, PROMPT, NEW )
+def compiled( cores, long=False, d=32, model=None ):
+  gpt, prompt, new, _, _ = _model( long, model )
   w = random_weights( gpt, 7 ).to_fp16()
-  return w, compile_model( w, dfx_config( cores, d ), cores, max_tokens=len( prompt ) + new )
+  return w, compile_model( w, _dfx( cores, d, long, model ), cores,
+                           max_tokens=len( prompt ) + new )
 
 
 @functools.lru_cache( maxsize=None )
-def reference( cores, long=False, d=32 ):
-  w, _ = compiled( cores, long, d )
-  prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
-  ref = DFXForward( w, dfx_config( cores, d ) )
+def reference( cores, long=False, d=32, model=None ):
+  w, _ = compiled( cores, long, d, model )
+  _, prompt, new, _, _ = _model( long, model )
+  ref = DFXForward( w, _dfx( cores, d, long, model ) )
   ref.reset()
   for k, tok in enumerate( prompt ):
     logits = ref.step( tok, logits=( k == len( prompt ) - 1 ) )
@@ -51,17 +77,17 @@ def reference( cores, long=False, d=32 ):
   while len( tokens ) < new:
     logits = ref.step( tokens[-1] )
     tokens.append( greedy_token( logits ) )
-  assert tokens == generate( DFXForward( w, dfx_config( cores, d ) ), prompt, new )
+  assert tokens == generate( DFXForward( w, _dfx( cores, d, long, model ) ), prompt, new )
   return tokens, N.bits( logits ).copy()
 
 
-def run( cores, level, levels=None, long=False, d=32 ):
+def run( cores, level, levels=None, long=False, d=32, model=None ):
   """A generation at `level` (tokens, final logits' bits, the host with
   `build_and_load` and `seconds` timed)."""
-  _, cm = compiled( cores, long, d )
-  prompt, new = ( PROMPT_LONG, NEW_LONG ) if long else ( PROMPT, NEW )
+  _, cm = compiled( cores, long, d, model )
+  _, prompt, new, _, fixed_depths = _model( long, model )
   t0 = time.perf_counter()
-  host = Host( cm, level, levels, **SMALL[d][1] )
+  host = Host( cm, level, levels, **( SMALL[d][1] if fixed_depths else {} ) )
   host.build_and_load = time.perf_counter() - t0
   tokens = host.generate( prompt, new )
   host.seconds = time.perf_counter() - t0
@@ -69,5 +95,5 @@ def run( cores, level, levels=None, long=False, d=32 ):
 
 
 @functools.lru_cache( maxsize=None )
-def cl_run( cores, long=False, d=32 ):
-  return run( cores, "cl", long=long, d=d )
+def cl_run( cores, long=False, d=32, model=None ):
+  return run( cores, "cl", long=long, d=d, model=model )

@@ -112,11 +112,12 @@ PRESET_CASES = [ ( name, cores ) for name in GPT2_PRESETS for cores in ( 1, 2, 4
 @pytest.mark.parametrize( "name,cores", PRESET_CASES )
 def test_presets_compile_at_the_papers_config( name, cores ):
   """Every preset at the paper's DFXConfig on 1, 2 and 4 cores, except
-  gpt2-xl-dfx on one core: its LM head (1.2M vectors) is one hbm_read
+  the 1.5B ones on one core: the LM head (1.2M vectors) is one hbm_read
   longer than the ISA's vecs field (the paper runs it on 4 cards)."""
   gpt, dfx = gpt2_preset( name ), DFXConfig( cores=cores )
-  if ( name, cores ) == ( "gpt2-xl-dfx", 1 ):
-    has( refused( gpt, dfx ), "DMA transfer", "vecs=1207296" )
+  too_long = { "gpt2-xl-dfx": 1207296, "gpt2-xl-dfx-1600": 1257600 }   # 24 or 25 row chunks
+  if cores == 1 and name in too_long:
+    has( refused( gpt, dfx ), "DMA transfer", f"vecs={too_long[ name ]}" )
     return
   lay = plan( gpt, dfx, cores )
   assert lay["max_tokens"] == gpt.n_positions

@@ -48,9 +48,28 @@ def test_head_and_column_padding_for_gpt2_xl():
     assert ends[0][0] == 0 and all( a[1] == b[0] or b[1] == b[0] for a, b in zip( ends, ends[1:] ) )
 
 
+def test_gpt2_xl_dfx_1600_on_4_cores():
+  """The residual and the MLP 1600 wide, the attention 24 x 64 = 1536: the
+  heads split evenly (6 a core), attention's c_proj reads 1536 rows, and
+  the 1600 residual columns (400 a core, 6.25 entries) pad to 448 a core."""
+  lay = plan_layout( gpt2_preset( "gpt2-xl-dfx-1600" ), DFXConfig( cores=4 ), 4 )
+  mats = lay["hbm"]["matrices"]
+  assert ( mats["h0.c_attn"]["rows"], mats["h0.c_attn"]["cols"] ) == ( 1600, 3 * 6 * 64 )
+  assert ( mats["h0.attn_proj"]["rows"], mats["h0.attn_proj"]["cols"] ) == ( 1536, 448 )
+  assert ( mats["h0.c_fc"]["rows"], mats["h0.c_fc"]["cols"] ) == ( 1600, 1600 )
+  assert ( mats["h0.mlp_proj"]["rows"], mats["h0.mlp_proj"]["cols"] ) == ( 6400, 448 )
+  assert lay["split"]["attn"] == 384 and lay["padding"]["attn"]["padded"] == 1536
+  assert lay["padding"]["heads"] == { "real": 24, "padded": 24, "overhead": 0.0 }
+  assert lay["padding"]["attn_proj"] == { "real": 1600, "padded": 1792, "overhead": 0.12 }
+  assert lay["row_words"] == 25 * DFXConfig().entry_words        # wte rows: 25 entries
+
+
 def test_unsupported_shapes_are_named():
   with pytest.raises( ConfigError, match="head_dim=16.*multiple of d=64" ):
     Partition( GPT2Config( n_embd=32, n_head=2 ), DFXConfig(), 1 )
+  # a given head_dim is the config's, not n_embd / n_head
+  with pytest.raises( ConfigError, match=r"head_dim=48 needs to be a multiple of d=64" ):
+    Partition( GPT2Config( n_embd=128, n_head=2, head_dim=48 ), DFXConfig(), 1 )
 
 
 @pytest.mark.parametrize( "d,l,elems", [ ( 4, 4, 4 ), ( 8, 4, 8 ), ( 16, 8, 16 ), ( 64, 16, 32 ) ] )
@@ -90,6 +109,13 @@ def test_compiled_image_round_trip( tmp_path ):
   assert back.layout == cm.layout and back.gpt == cm.gpt and back.dfx == cm.dfx
   for ( h0, d0 ), ( h1, d1 ) in zip( cm.images, back.images ):
     assert np.array_equal( N.bits( h0 ), N.bits( h1 ) ) and np.array_equal( N.bits( d0 ), N.bits( d1 ) )
+  # a DFX variant's head_dim travels in the image's config
+  narrow = GPT2Config( n_layer=1, n_embd=192, n_head=2, head_dim=64, vocab_size=64,
+                       n_positions=16, name="narrow-attn" )
+  cm2 = compile_model( random_weights( narrow, 0 ).to_fp16(), DFXConfig( cores=2 ), 2 )
+  cm2.save( tmp_path / "narrow.dfx" )
+  back2 = load_compiled( tmp_path / "narrow.dfx" )
+  assert back2.gpt == narrow and back2.gpt.attn_dim == 128 and back2.layout == cm2.layout
   data = path.read_bytes()
   ( tmp_path / "cut.dfx" ).write_bytes( data[ : len( data ) // 2 ] )
   with pytest.raises( ImageFormatError, match="cut.dfx" ):

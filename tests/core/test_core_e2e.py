@@ -18,6 +18,10 @@ Cases (one test body), at d=32 and, on 1 core at fl, cl and rtl, at d=8
   mixed_vpu  (--test-verilog only) the Verilated RTL VPU, with RTL routers
              and links, in CL cores
 
+`test_attention_narrower_than_residual` runs fl and cl on 1 and 2 cores
+for a model whose attention is narrower than its residual (the shape of
+gpt2-xl-dfx-1600).
+
 `test_long_context` runs one longer generation on 1 core (cl in the plain
 pass, the whole Verilated appliance under --test-verilog): prompt and new
 tokens pass d=32 positions, so the attention's score and p V matrices span
@@ -134,6 +138,27 @@ def test_long_context( case, cmdline_opts ):
   cl = cl_run( 1, long=True )[2] if verilog else None
   check( f"{case} long", 1, tokens, logits, host, reference( 1, long=True ), cl,
          len( PROMPT_LONG ) + NEW_LONG - 1 )
+
+
+# gpt2-xl-dfx-1600's shape in small (`small_gpt2.GPT_ATTN`): the attention
+# (2 heads of 32) narrower than the 96-wide residual, whose columns pad to
+# 64 per core on 2 cores; untimed and timed, bit for bit, perf == CL
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
+@pytest.mark.parametrize( "case", [ "fl", "cl" ] )
+def test_attention_narrower_than_residual( case, cores, cmdline_opts ):
+  if _translating( cmdline_opts ):
+    pytest.skip( "fl/cl run in the plain pass" )
+  _, cm = compiled( cores, model="attn" )
+  mats = cm.layout["hbm"]["matrices"]
+  assert ( mats["h0.c_attn"]["cols"], mats["h0.attn_proj"]["rows"] ) == ( 3 * 64 // cores, 64 )
+  assert cm.layout["padding"]["attn_proj"]["padded"] == ( 96, 128 )[ cores - 1 ]
+  if case == "cl":
+    tokens, logits, host = cl_run( cores, model="attn" )
+    assert_perf_equals_cl( cm, PROMPT, NEW, tokens, host.results() )
+  else:
+    tokens, logits, host = run( cores, case, model="attn" )
+  check( f"{case} attn64", cores, tokens, logits, host, reference( cores, model="attn" ),
+         None if case == "fl" else cl_run( cores, model="attn" )[2], len( PROMPT ) + NEW - 1 )
 
 
 def check( case, cores, tokens, logits, host, want, cl, steps ):

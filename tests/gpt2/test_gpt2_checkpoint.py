@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import safetensors.numpy
 
-from pymtl_dfx.config import gpt2_preset
+from pymtl_dfx.config import GPT2Config, gpt2_preset
 from pymtl_dfx.gpt2 import (CheckpointError, GPT2Weights, load_checkpoint,
                             random_weights, save_checkpoint, tensor_shapes)
 
@@ -44,6 +44,26 @@ def test_round_trip_is_bit_exact(ckpt, weights):
   # and again: what we load we can write back unchanged
   save_checkpoint(ckpt.parent / "again", loaded)
   _assert_same(load_checkpoint(ckpt.parent / "again"), weights)
+
+
+def test_dfx_variant_with_head_dim_round_trips(tmp_path):
+  """An attention narrower than the residual (head_dim given): config.json
+  carries head_dim, c_attn is [n_embd, 3 attn_dim], c_proj [attn_dim, n_embd],
+  and a file whose config.json lost head_dim does not match its tensors."""
+  cfg = GPT2Config(n_layer=1, n_embd=96, n_head=2, head_dim=32, vocab_size=16,
+                   n_positions=8, name="narrow")
+  w = random_weights(cfg, 1)
+  save_checkpoint(tmp_path / "narrow", w)
+  with open(tmp_path / "narrow" / "config.json") as f:
+    data = json.load(f)
+  assert data["head_dim"] == 32
+  _assert_same(load_checkpoint(tmp_path / "narrow"), w)
+  assert _tensors(tmp_path / "narrow")["h.0.attn.c_proj.weight"].shape == (64, 96)
+  del data["head_dim"]
+  (tmp_path / "narrow" / "config.json").write_text(json.dumps(data))
+  with pytest.raises(CheckpointError, match=r"'h.0.attn.c_attn.weight' has shape \(96, 192\), "
+                                            r"expected \(96, 288\)"):
+    load_checkpoint(tmp_path / "narrow")
 
 
 def test_lm_head_model_layout_loads(ckpt, weights):

@@ -74,3 +74,62 @@ def test_greedy_token_rules():
   assert greedy_token(np.float16([-np.inf, -1.0])) == 1
   with pytest.raises(NaNLogitsError, match="NaN"):
     greedy_token(np.float16([0.0, np.nan, 1.0]))
+
+
+# A DFX variant of tiny: the residual and the MLP 192 wide, the attention
+# 2 heads of 64 = 128 wide inside (gpt2-xl-dfx-1600's shape: 1600 and 24 x 64)
+NARROW_ATTN = GPT2Config(n_layer=2, n_embd=192, n_head=2, head_dim=64, vocab_size=256,
+                         n_positions=128, name="tiny-attn128")
+
+
+def _numpy_gpt2(w, ids):
+  """GPT-2's forward written out in float64 einsums from the tensors by
+  their Hugging Face names, with none of the reference's code: the heads'
+  count and width come from c_attn's shape and the config's n_head alone."""
+  cfg = w.config
+  t = {k: v.astype(np.float64) for k, v in w.tensors.items()}
+  ids = np.asarray(ids)
+  n = len(ids)
+
+  def ln(x, g, b):
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + cfg.layer_norm_epsilon) * g + b
+
+  def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+  x = t["wte.weight"][ids] + t["wpe.weight"][:n]
+  for i in range(cfg.n_layer):
+    p = lambda s: t[f"h.{i}.{s}"]                               # noqa: E731
+    h = ln(x, p("ln_1.weight"), p("ln_1.bias"))
+    qkv = np.einsum("te,ec->tc", h, p("attn.c_attn.weight")) + p("attn.c_attn.bias")
+    width = qkv.shape[1] // 3
+    q, k, v = (qkv[:, j * width:(j + 1) * width].reshape(n, cfg.n_head, -1)
+               for j in range(3))
+    s = np.einsum("thd,uhd->htu", q, k) / np.sqrt(q.shape[-1])
+    s = np.where(np.tril(np.ones((n, n), bool)), s, -np.inf)
+    pr = np.exp(s - s.max(-1, keepdims=True))
+    pr /= pr.sum(-1, keepdims=True)
+    a = np.einsum("htu,uhd->thd", pr, v).reshape(n, width)
+    x = x + np.einsum("ta,ae->te", a, p("attn.c_proj.weight")) + p("attn.c_proj.bias")
+    h = ln(x, p("ln_2.weight"), p("ln_2.bias"))
+    f = gelu(np.einsum("te,ef->tf", h, p("mlp.c_fc.weight")) + p("mlp.c_fc.bias"))
+    x = x + np.einsum("tf,fe->te", f, p("mlp.c_proj.weight")) + p("mlp.c_proj.bias")
+  hf = ln(x, t["ln_f.weight"], t["ln_f.bias"])
+  return np.einsum("te,ve->tv", hf, t["wte.weight"])
+
+
+@pytest.mark.parametrize("cfg", [CFG, NARROW_ATTN], ids=lambda c: c.name)
+def test_reference_is_gpt2_written_out(cfg):
+  """Cached steps and the full prefix both equal the float64 einsum GPT-2,
+  on tiny and on its variant with a narrower attention (whose c_attn is
+  192 x 384 and attention c_proj 128 x 192)."""
+  w = random_weights(cfg, seed=3)
+  assert w["h.0.attn.c_attn.weight"].shape == (cfg.n_embd, 3 * cfg.attn_dim)
+  assert w["h.0.attn.c_proj.weight"].shape == (cfg.attn_dim, cfg.n_embd)
+  ids = np.random.default_rng(4).integers(0, cfg.vocab_size, 12)
+  want = _numpy_gpt2(w, ids)
+  model = ReferenceModel(w)
+  assert np.abs(model.forward(ids) - want).max() <= 1e-5
+  assert np.abs(teacher_forced_logits(model, ids) - want).max() <= 1e-5
