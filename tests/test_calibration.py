@@ -78,3 +78,14 @@ def test_the_calibrated_profile_is_paper_with_the_fit():
     assert p.low <= q["value"] <= p.high
     assert q["at_edge"] == ( q["value"] in ( p.low, p.high ) )
     assert rec["values"][ p.field ] == q["value"]
+
+
+def test_the_docs_state_every_parameter_and_its_range():
+  import pathlib
+  doc = ( pathlib.Path( __file__ ).resolve().parents[1] / "docs" / "perf.md" ).read_text()
+  section = doc.split( "## Calibration", 1 )[1].split( "\n## ", 1 )[0]
+  rows = { l.split( " | " )[0].strip( "| `" ): [ c.strip() for c in l.strip( "|" ).split( " | " ) ]
+           for l in section.splitlines() if l.startswith( "| `" ) }
+  assert set( rows ) == set( CALIBRATION_FIELDS )
+  for p in P:
+    assert rows[ p.field ][1:] == [ p.meaning, p.unit, f"{p.low:g}..{p.high:g}", p.why_range ]

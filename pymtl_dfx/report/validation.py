@@ -52,7 +52,7 @@ def step_flops( gpt, pos, want ):
 
 
 def generation_flops( gpt, n_in, n_out ):
-  return sum( step_flops( gpt, pos, want ) for _, pos, want in plan_steps( n_in, n_out, gpt.vocab_size ) )
+  return sum( step_flops( gpt, pos, want ) for _, pos, want, _ in plan_steps( n_in, n_out, gpt.vocab_size ) )
 
 
 def _row( prof, figure, modelled, paper, held_out, unit="%" ):

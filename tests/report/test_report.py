@@ -18,7 +18,7 @@ TINY = Plan(
   xl_points=( ( 2, 1 ), ( 4, 4 ) ), xl_outputs=( 1, 2, 4 ),
   # made-up published figures, to exercise the comparison
   scaling_paper={ 1: 1000.0 }, xl_paper={ ( 4, 2 ): 0.5, ( 4, 4 ): 1.0 }, xl_sync_paper=10.0,
-  xl_attn_ffn_paper=60.0 )
+  xl_attn_ffn_paper=60.0, validation_xl={ "tiny (as xl)": "tiny" } )
 
 
 @pytest.fixture( scope="module" )
@@ -64,7 +64,8 @@ def test_summary_embeds_figures_and_compares( built ):
   assert f"| tiny 4:4, 1 card(s), tokens/s | {tps:.1f} | 1000.00 | {100 * ( tps - 1000 ) / 1000:+.1f} %" in text
   assert f"| tiny 4:4, 2 cards, latency ms | {ms:.0f} | 1.0 | {100 * ( ms - 1 ):+.1f} %" in text
   assert f"| tiny 4:4, 2 cards, sync share of latency | {sync:.1f} % | 10.0 % |" in text
-  assert text.count( "tokens/s |" ) == 1 and text.count( "latency ms |" ) == 2
+  table = text.split( "## Modelled against the paper", 1 )[1].split( "\n## ", 1 )[0]
+  assert table.count( "tokens/s |" ) == 1 and table.count( "latency ms |" ) == 2
 
 
 def test_difference_per_generated_token( built ):
@@ -131,3 +132,52 @@ def test_paper_scaling_reads_only_the_cache( tmp_path ):
   with pytest.raises( NotCached, match="steps are not in the cache" ):
     compute.paper_scaling( sampled.StepCache( tmp_path ) )
   assert list( tmp_path.iterdir() ) == []
+
+
+def test_the_profiles_against_the_paper( built ):
+  """results.json's validation rows: per present profile, the fitted
+  scaling point and the derived GFLOPS (not held out), the xl latencies
+  and the two shares (held out); each row's error from its own numbers;
+  the mean absolute held-out latency error from the rows; and summary.md
+  has one table with a column pair per profile."""
+  from pymtl_dfx.report import validation
+  out, _, _ = built
+  val = json.loads( ( out / "results.json" ).read_text() )["validation"]
+  profs = validation.present( TINY )
+  assert "paper" in profs
+  rows = val["rows"]
+  assert { r["profile"] for r in rows } == set( profs )
+  for r in rows:
+    assert set( r ) == { "profile", "figure", "modelled", "paper", "error", "error_unit", "held_out" }
+    if r["error_unit"] == "points":
+      assert r["error"] == pytest.approx( r["modelled"] - r["paper"] )
+    else:
+      assert r["error"] == pytest.approx( 100 * ( r["modelled"] - r["paper"] ) / r["paper"] )
+  for prof in profs:
+    mine = [ r for r in rows if r["profile"] == prof ]
+    fitted = [ r["figure"] for r in mine if not r["held_out"] ]
+    held = [ r for r in mine if r["held_out"] ]
+    assert fitted == [ "tiny 4:4, 1 card(s), tokens/s",
+                       "tiny 4:4, 1 card, GFLOPS (derived from the fitted latency)" ]
+    lat = [ r for r in held if r["figure"].endswith( "latency ms" ) ]
+    assert len( lat ) == 2 and len( held ) == 4
+    s = val["summary"][ prof ]["tiny (as xl)"]
+    assert s["points"] == 2
+    assert s["mean_abs_latency_error_pct"] == pytest.approx( sum( abs( r["error"] ) for r in lat ) / 2 )
+  text = ( out / "summary.md" ).read_text()
+  assert "## The profiles of DFX as built against the paper" in text
+  assert "| figure | " + " | ".join( f"`{p}` | error" for p in profs ) + " | paper | use |" in text
+  assert text.count( "| held out |" ) == 4 and text.count( "| fitted |" ) == 1
+
+
+def test_step_flops_count_every_matrix():
+  from pymtl_dfx.config import gpt2_preset
+  from pymtl_dfx.report.validation import generation_flops, step_flops
+  g = gpt2_preset( "gpt2-medium" )
+  E, L = g.n_embd, g.n_layer
+  # a generated step at context 1: 2 x (the 12 E^2 weights of each layer,
+  # the attention over one position, the LM head)
+  assert step_flops( g, 0, True ) == 2 * ( L * ( 12 * E * E + 2 * E ) + g.vocab_size * E )
+  assert step_flops( g, 0, False ) == step_flops( g, 0, True ) - 2 * g.vocab_size * E
+  assert generation_flops( g, 2, 2 ) == ( step_flops( g, 0, False ) + step_flops( g, 1, True )
+                                          + step_flops( g, 2, True ) )
