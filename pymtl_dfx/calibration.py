@@ -98,31 +98,59 @@ def _solve( J, r, values, fixed=() ):
   return out
 
 
+def _bounded_step( J, r, values ):
+  """The least-squares step for residual r within the ranges: solve, fix
+  each parameter the solve takes out of its range at the edge it crossed
+  and re-solve the others with it fixed (an active set, until every free
+  value lies inside), then round the integer parameters and re-solve the
+  free continuous ones with them fixed.  Returns (the new values, the
+  first unconstrained solve)."""
+  import numpy as np
+  fixed = {}
+  first = None
+  while True:
+    raw = _solve( J, r - J @ _moved( fixed, values ), values, fixed=list( fixed ) )
+    raw.update( fixed )
+    first = first or dict( raw )
+    out = [ p for p in PARAMS if p.field not in fixed and not in_range( p, raw[ p.field ] ) ]
+    if not out:
+      break
+    worst = max( out, key=lambda p: abs( raw[ p.field ] - clip( p, raw[ p.field ] ) )
+                 / ( p.high - p.low ) )
+    fixed[ worst.field ] = typed( worst, clip( worst, raw[ worst.field ] ) )
+  ints = { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in PARAMS
+           if p.integer and p.field not in fixed }
+  if ints:
+    fixed.update( ints )
+    if len( fixed ) < len( PARAMS ):
+      raw = _solve( J, r - J @ _moved( fixed, values ), values, fixed=list( fixed ) )
+    raw.update( fixed )
+  del np
+  return { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in PARAMS }, first
+
+
+def _moved( fixed, values ):
+  import numpy as np
+  return np.array( [ fixed[ p.field ] - values[ p.field ] if p.field in fixed else 0.0
+                     for p in PARAMS ] )
+
+
 def chord_fit( latency, J, target, start, iterations=3, tol=0.5, log=print ):
   """Chord iterations on `latency(values) -> array` (one entry per fitted
-  point) toward `target`, with the slope matrix J (points x PARAMS):
-  solve, round the integer parameters and re-solve the others with them
-  fixed, clip every value to its range, time the generations at the
-  result; stop when every point is within `tol` percent.  Returns
-  (values, latencies, history)."""
+  point) toward `target`, with the slope matrix J (points x PARAMS): a
+  bounded least-squares step (`_bounded_step`), then the generations
+  timed at the result; stop when every point is within `tol` percent.
+  Returns (values, latencies, history); each history entry keeps the
+  step's unconstrained solution too."""
   import numpy as np
   target = np.asarray( target, dtype=float )
   values, ms = dict( start ), np.asarray( latency( start ), dtype=float )
   history = []
-  ints = [ p for p in PARAMS if p.integer ]
   for it in range( iterations ):
-    raw = _solve( J, target - ms, values )
-    if ints:
-      fixed = { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in ints }
-      moved = np.array( [ fixed[ p.field ] - values[ p.field ] if p.integer else 0.0
-                          for p in PARAMS ] )
-      raw = _solve( J, target - ms - J @ moved, values, fixed=list( fixed ) )
-      raw.update( fixed )
-    unclipped = dict( raw )
-    values = { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in PARAMS }
+    values, unconstrained = _bounded_step( J, target - ms, values )
     ms = np.asarray( latency( values ), dtype=float )
     err = 100 * ( ms - target ) / target
-    history.append( dict( values=values, unclipped=unclipped, latency=ms.tolist(),
+    history.append( dict( values=values, unclipped=unconstrained, latency=ms.tolist(),
                           error_pct=err.tolist() ) )
     log( f"iteration {it + 1}: {values} -> errors "
          + ", ".join( f"{e:+.2f} %" for e in err ) )

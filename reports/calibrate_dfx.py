@@ -19,7 +19,10 @@ the edge and said so: it is then evidence that the mechanism is wrong.
 
 With --write the result goes to pymtl_dfx/calibration.json (the profile
 reads it); it records the values, the ranges, the slopes, the fitted
-points' errors, the number of timed steps and the date.  The held-out
+points' errors, the number of timed steps and the date.  A fit whose
+ranges differ from the written one's must say why (--supersede WHY); the
+written fit is then kept in the record's previous_fits, so a range moved
+after a fit is never hidden.  The held-out
 validation (the 1.5B latencies, the breakdown shares) is `dfx report`'s.
 """
 
@@ -125,15 +128,33 @@ def record( f, base_ms, J, values, ms, history ):
     iterations=history, steps_timed=f.timed )
 
 
+def _ranges( rec ):
+  """{field: (low, high)} of a written record, or of PARAMS (rec None)."""
+  if rec is None:
+    return { p.field: ( p.low, p.high ) for p in calibration.PARAMS }
+  return { q["field"]: ( q["low"], q["high"] ) for q in rec["params"] }
+
+
 def main( argv=None ):
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
   ap.add_argument( "--jobs", type=int, default=2 )
   ap.add_argument( "--iterations", type=int, default=3 )
   ap.add_argument( "--tol", type=float, default=0.5, help="percent, on every fitted point" )
   ap.add_argument( "--write", action="store_true", help="write pymtl_dfx/calibration.json" )
+  ap.add_argument( "--supersede", metavar="WHY",
+                   help="the ranges differ from the written fit's: keep that fit in the new "
+                        "record's previous_fits, with this reason" )
   args = ap.parse_args( argv )
+  old = calibration.fitted()
+  if old is not None and _ranges( old ) != _ranges( None ) and not args.supersede:
+    ap.error( "the parameters' ranges differ from those of the written fit; say why with "
+              "--supersede WHY (the old fit is kept in the record)" )
   f, base_ms, J, values, ms, history = fit( args.jobs, args.iterations, args.tol )
   rec = record( f, base_ms, J, values, ms, history )
+  rec["previous_fits"] = list( old.get( "previous_fits", [] ) ) if old else []
+  if old is not None and args.supersede:
+    prev = { k: v for k, v in old.items() if k != "previous_fits" }
+    rec["previous_fits"].append( dict( prev, superseded_because=args.supersede ) )
   for p in rec["params"]:
     print( f"{p['field']} = {p['value']} ({p['unit']}; range {p['low']}..{p['high']}"
            f"{'; AT THE EDGE of its range' if p['at_edge'] else ''})" )

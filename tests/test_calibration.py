@@ -89,3 +89,19 @@ def test_the_docs_state_every_parameter_and_its_range():
   assert set( rows ) == set( CALIBRATION_FIELDS )
   for p in P:
     assert rows[ p.field ][1:] == [ p.meaning, p.unit, f"{p.low:g}..{p.high:g}", p.why_range ]
+
+
+def test_a_parameter_the_data_does_not_want_stays_at_its_identity_edge():
+  """A target only the integer parameter explains, with noise that an
+  unconstrained solve answers with an efficiency above 1 or a negative
+  hop overhead: the active set keeps both at their edges and fits the
+  rest."""
+  start = calibration.identity()
+  target = synthetic( dict( start, done_latency_cycles=20 ) ) + np.array( [ -3.0, -2.0, -1.5 ] )
+  values, _, hist = calibration.chord_fit( synthetic, J_TRUE, target, start, iterations=4,
+                                           tol=0.01, log=lambda s: None )
+  for p in P:
+    assert p.low <= values[ p.field ] <= p.high
+  un = hist[0]["unclipped"]
+  assert un["hbm_stream_efficiency"] > 1 or un["ring_hop_overhead_ns"] < 0
+  assert abs( values["done_latency_cycles"] - 20 ) <= 3
