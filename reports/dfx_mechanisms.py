@@ -1,5 +1,6 @@
 """Each sourced mechanism of DFX as built (the `paper` profile) alone, on one
-GPT-2 345M generation step on 4 cards, against the default configuration.
+GPT-2 345M generation step on 4 cards, against the default configuration;
+then the calibration's fitted parameters alone and the `calibrated` profile.
 
   python reports/dfx_mechanisms.py [--jobs N] [--cards C] [--pos P]
 
@@ -42,7 +43,17 @@ def mechanisms():
     ( "loaded HBM latency (289 ns)", sets( { "hbm_latency_ns": own["hbm_latency_ns"] } ) ),
     ( "no host transfer per step", sets( { "host_step_us": own["host_step_us"] } ) ),
     ( "all of them: profile `paper`", sets( profiles.values( "paper" ) ) ),
-  ]
+  ] + ( [
+    ( f"the calibration's parameters alone ({', '.join( sets( cal ) )})", sets( cal ) ),
+    ( "profile `calibrated`", sets( profiles.values( "calibrated" ) ) ),
+  ] if ( cal := _calibration() ) else [] )
+
+
+def _calibration():
+  """The fitted parameters that differ from their defaults, {} without a fit."""
+  from pymtl_dfx.calibration import fitted, identity
+  rec = fitted()
+  return { k: v for k, v in rec["values"].items() if v != identity()[ k ] } if rec else {}
 
 
 def main( argv=None ):

@@ -213,13 +213,17 @@ class SchedulerCtrlRTL( Component ):
     s.chain_valid = OutPort()
     s.chain_idx = OutPort( IB )
 
+    @update
+    def up_sched_issue():
+      s.issued @= 0
+      for u in range( NU ):
+        s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
+        s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
+
     if D == 0:
       @update
-      def up_sched_ctrl():
-        s.issued @= 0
+      def up_sched_done():
         for u in range( NU ):
-          s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
-          s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
           s.done_rdy[u] @= s.inflight[u]
           s.free[u] @= s.done_val[u] & s.inflight[u]
     else:
@@ -229,11 +233,8 @@ class SchedulerCtrlRTL( Component ):
 
       # its own name: pymtl3 keeps one parsed block per class and name
       @update
-      def up_sched_ctrl_delayed():
-        s.issued @= 0
+      def up_sched_done_delayed():
         for u in range( NU ):
-          s.issue_val[u] @= s.head_val & ~s.stall & ( s.c_unit == u )
-          s.issued @= s.issued | ( s.issue_val[u] & s.issue_rdy[u] )
           s.done_rdy[u] @= s.untaken[u]
           s.take[u] @= s.done_val[u] & s.untaken[u]
         s.free @= s.delay[ D - 1 ]
