@@ -131,7 +131,9 @@ def write( res, figures, clock_mhz ):
 
 
 def _fmt( v, unit ):
-  return f"{v:.1f} %" if unit == "points" else ( f"{v:.0f}" if v >= 100 else f"{v:.2f}" )
+  if unit == "points":
+    return f"{v:.1f} %"
+  return f"{v:,.0f}" if v >= 1000 else f"{v:.1f}" if v >= 100 else f"{v:.2f}"
 
 
 def _err_text( r ):
@@ -162,7 +164,7 @@ def validation_lines( val ):
       cells += [ _fmt( r["modelled"], r["error_unit"] ), _err_text( r ) ] if r else [ "-", "-" ]
     use = "held out" if any_r["held_out"] else "fitted" if "GFLOPS" not in fig else "derived"
     lines.append( f"| {fig} | " + " | ".join( cells )
-                  + f" | {_fmt( any_r['paper'], any_r['error_unit'] )} | {use} |" )
+                  + f" | {any_r['paper']:g}{' %' if any_r['error_unit'] == 'points' else ''} | {use} |" )
   if val["summary"]:
     lines += [ "", "Mean absolute error of the held-out 1.5B latencies:", "" ]
     for p, widths in val["summary"].items():
