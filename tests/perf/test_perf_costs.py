@@ -90,8 +90,10 @@ def test_every_new_field_at_once():
   assert cl["step_cycles"] != perf.run( compiled( 2 ), PROMPT, NEW )["step_cycles"]
 
 
-# the profiles that set a cost field: their cost values on the small model
-PROFILED = { n: { k: v for k, v in profiles.values( n ).items() if k in COST_FIELDS }
+# the profiles that set a cost field or a calibration parameter: those
+# values on the small model
+PROFILED = { n: { k: v for k, v in profiles.values( n ).items()
+                  if k in COST_FIELDS + CALIBRATION_FIELDS }
              for n in profiles.PROFILES }
 PROFILED = { n: v for n, v in PROFILED.items() if v }
 
