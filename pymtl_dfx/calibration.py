@@ -107,7 +107,6 @@ def _bounded_step( J, r, values ):
   value lies inside), then round the integer parameters and re-solve the
   free continuous ones with them fixed.  Returns (the new values, the
   first unconstrained solve)."""
-  import numpy as np
   fixed = {}
   first = None
   while True:
@@ -127,7 +126,6 @@ def _bounded_step( J, r, values ):
     if len( fixed ) < len( PARAMS ):
       raw = _solve( J, r - J @ _moved( fixed, values ), values, fixed=list( fixed ) )
     raw.update( fixed )
-  del np
   return { p.field: typed( p, clip( p, raw[ p.field ] ) ) for p in PARAMS }, first
 
 
