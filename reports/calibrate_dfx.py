@@ -13,9 +13,11 @@ generation's 64 prompt and 63 generated steps), the 3 x 3 system is solved
 for the latency of the paper's points, and the whole generations are timed
 at the solution (the report's sampled estimate).  If a point is off by more
 than --tol, the step is repeated with the same slopes (a chord iteration).
-An integer parameter is rounded after the solve, and the others re-solved
-by least squares with it fixed.  A value outside its range is clipped to
-the edge and said so: it is then evidence that the mechanism is wrong.
+Each step is a bounded least-squares solve (`calibration.chord_fit`): a
+parameter the solve takes out of its range is fixed at that edge and the
+others re-solved, an integer parameter is rounded and the others re-solved
+with it fixed.  A value at an edge is said so in the record: it is then
+evidence that the mechanism is wrong.
 
 With --write the result goes to pymtl_dfx/calibration.json (the profile
 reads it); it records the values, the ranges, the slopes, the fitted
