@@ -104,6 +104,13 @@ COST_FIELDS = ("hbm_channel_gbps", "hbm_latency_ns", "hbm_axi_mhz", "hbm_refresh
 # them.  `pymtl_dfx.calibration` states each one's meaning and range.
 CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_latency_cycles")
 
+# The DFXConfig fields that are design options past DFX: each changes the
+# core's hardware (at FL, CL and RTL alike), and its default is the paper's
+# design, so the default configuration and the profiles of DFX reproduce the
+# paper; the profile `streaming` turns them on (docs/perf.md "Design options").
+DESIGN_FIELDS = (
+)
+
 
 @dataclass(frozen=True)
 class DFXConfig:
