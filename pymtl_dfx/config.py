@@ -109,6 +109,7 @@ CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_lat
 # design, so the default configuration and the profiles of DFX reproduce the
 # paper; the profile `streaming` turns them on (docs/perf.md "Design options").
 DESIGN_FIELDS = (
+  "mpu_raster_walk",
 )
 
 
@@ -185,6 +186,15 @@ class DFXConfig:
                    Models a controller that learns of a completion late
                    (status polled through its scheduler), so a dependent
                    instruction issues later; at least 0
+  Design options past DFX (`DESIGN_FIELDS`; defaults: the paper's design):
+  mpu_raster_walk  the order the DMA, the register file manager and the MPU
+                   walk a matrix's tiles within a band: 0 zigzag (DFX: the
+                   direction across the band alternates, so each row-chunk
+                   turn reuses the last partial-sum entry and the MPU waits
+                   for the accumulator), 1 raster (every row chunk crosses
+                   the band left to right: after a turn the entry written
+                   `band` tiles earlier); the walkers' counters change, the
+                   numerics do not
   """
 
   d: int = 64
@@ -223,6 +233,7 @@ class DFXConfig:
   inst_buffer_entries: int = 4
   weight_fifo_entries: int = 4
   done_latency_cycles: int = 0
+  mpu_raster_walk: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -255,6 +266,10 @@ class DFXConfig:
     _check(errors, "done_latency_cycles", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
            "must be an integer >= 0")
+    value = self.mpu_raster_walk
+    _check(errors, "mpu_raster_walk", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (zigzag tile walk) or 1 (raster)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")
@@ -539,6 +554,15 @@ class DFXConfig:
   @property
   def hbm_bytes(self) -> int:
     return self.hbm_channels * self.hbm_channel_mb * 2**20
+
+  def __str__(self) -> str:
+    # pymtl3 names an RTL component's Verilog module after str() of its
+    # construct arguments: the design options at their defaults are left
+    # out, so the paper's design keeps the module names (and the Verilog,
+    # and Verilator's ccache) it had before the options existed
+    shown = (f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+             if f.name not in DESIGN_FIELDS or getattr(self, f.name) != f.default)
+    return f"{type(self).__name__}({', '.join(shown)})"
 
   def replace(self, **changes) -> "DFXConfig":
     return dataclasses.replace(self, **changes)
