@@ -1,4 +1,4 @@
-"""How a matrix becomes the MPU's weight stream: d x l tiles in zigzag order.
+"""How a matrix becomes the MPU's weight stream: d x l tiles in zigzag (or raster) order.
 
 A rows x cols matrix W (Hugging Face Conv1D orientation: y = x W) is cut into
 d x l tiles: row chunk r covers inputs [r*d, (r+1)*d), column tile c covers
@@ -13,7 +13,10 @@ band); within a band, row chunks go in ascending order so every output's
 chunks accumulate in ascending order (the order `numerics.matvec` fixes),
 and the direction across the band alternates between row chunks (zigzag), so
 the last tile of one row chunk and the first of the next share a partial-sum
-entry.
+entry.  The raster walk (`raster`, `DFXConfig.mpu_raster_walk`) crosses the
+band left to right on every row chunk instead, so the tile after a turn
+uses the entry written `band` tiles earlier; each output's chunks still
+accumulate in ascending order, so the numerics are the same.
 
 Grid layout (the one definition; how matrices live in HBM): the tiles form
 an n_r x n_c grid, each tile l consecutive d-element vectors (contiguous),
@@ -37,21 +40,22 @@ def band_width( cols, l, psum_entries ):
   return max( 1, min( ceil_div( cols, l ), psum_entries ) )
 
 
-def tile_walk( n_r, n_c, band ):
+def tile_walk( n_r, n_c, band, raster=False ):
   """(row_chunk, col_tile) of an n_r x n_c tile grid in stream order: bands
-  of `band` column tiles, row chunks ascending, zigzag across the band
+  of `band` column tiles, row chunks ascending, zigzag across the band (or
+  left to right on every row chunk: `raster`)
   (`lib.tile_walker.TileWalkerRTL` is these counters in hardware)."""
   for b0 in range( 0, n_c, band ):
     bw = min( band, n_c - b0 )
     for r in range( n_r ):
       for k in range( bw ):
-        yield r, b0 + ( bw - 1 - k if r % 2 else k )
+        yield r, b0 + ( bw - 1 - k if r % 2 and not raster else k )
 
 
 @functools.lru_cache( maxsize=1024 )
-def tile_order( rows, cols, d, l, band ):
+def tile_order( rows, cols, d, l, band, raster=False ):
   """Tuple of (row_chunk, col_tile) in stream order."""
-  return tuple( tile_walk( ceil_div( rows, d ), ceil_div( cols, l ), band ) )
+  return tuple( tile_walk( ceil_div( rows, d ), ceil_div( cols, l ), band, bool( raster ) ) )
 
 
 def grid_index( r, c, n_r, n_c, cmajor ):
@@ -80,10 +84,10 @@ def read_grid( rows, vecs, d, l, psum_entries ):
   return n_r, n_c, max( 1, min( n_c, psum_entries ) )
 
 
-def grid_tiles( n_r, n_c, band, cmajor ):
+def grid_tiles( n_r, n_c, band, cmajor, raster=False ):
   """Grid indices of the tiles in stream order (int64 array)."""
   return np.fromiter( ( grid_index( r, c, n_r, n_c, cmajor )
-                        for r, c in tile_walk( n_r, n_c, band ) ), np.int64, n_r * n_c )
+                        for r, c in tile_walk( n_r, n_c, band, raster ) ), np.int64, n_r * n_c )
 
 
 def stream_vectors( rows, cols, d, l ):
@@ -92,26 +96,26 @@ def stream_vectors( rows, cols, d, l ):
 
 
 @functools.lru_cache( maxsize=1024 )
-def _order_arrays( rows, cols, d, l, band ):
-  order = np.array( tile_order( rows, cols, d, l, band ), dtype=np.int64 )
+def _order_arrays( rows, cols, d, l, band, raster=False ):
+  order = np.array( tile_order( rows, cols, d, l, band, raster ), dtype=np.int64 )
   return order[:, 0], order[:, 1]
 
 
-def to_stream( w, d, l, band ):
+def to_stream( w, d, l, band, raster=False ):
   """[rows, cols] FP16 matrix -> [n_vectors, d] stream in tile order."""
   rows, cols = w.shape
   n_r, n_c = ceil_div( rows, d ), ceil_div( cols, l )
   pad = np.zeros( ( n_r * d, n_c * l ), F16 )
   pad[ :rows, :cols ] = w
   tiles = pad.reshape( n_r, d, n_c, l ).transpose( 0, 2, 3, 1 )   # [r, c, l, d]
-  rs, cs = _order_arrays( rows, cols, d, l, band )
+  rs, cs = _order_arrays( rows, cols, d, l, band, bool( raster ) )
   return np.ascontiguousarray( tiles[ rs, cs ].reshape( -1, d ) )
 
 
-def from_stream( vectors, rows, cols, d, l, band ):
+def from_stream( vectors, rows, cols, d, l, band, raster=False ):
   """Inverse of `to_stream`: the [rows, cols] matrix the MPU multiplies by."""
   n_r, n_c = ceil_div( rows, d ), ceil_div( cols, l )
-  rs, cs = _order_arrays( rows, cols, d, l, band )
+  rs, cs = _order_arrays( rows, cols, d, l, band, bool( raster ) )
   if vectors.shape != ( len( rs ) * l, d ):
     raise ValueError( f"weight stream holds {vectors.shape[0]} vectors of {vectors.shape[1]}; "
                       f"a {rows} x {cols} matrix needs {len( rs ) * l} of {d}" )
@@ -132,8 +136,8 @@ def to_grid( w, d, l, cmajor=0 ):
   return np.ascontiguousarray( tiles.reshape( -1, d ) )
 
 
-def grid_to_stream( vectors, n_r, n_c, band, cmajor, l ):
+def grid_to_stream( vectors, n_r, n_c, band, cmajor, l, raster=False ):
   """Grid-layout vectors -> the weight stream (tiles in stream order)."""
   d = vectors.shape[1]
   tiles = vectors.reshape( -1, l, d )
-  return np.ascontiguousarray( tiles[ grid_tiles( n_r, n_c, band, cmajor ) ].reshape( -1, d ) )
+  return np.ascontiguousarray( tiles[ grid_tiles( n_r, n_c, band, cmajor, raster ) ].reshape( -1, d ) )
