@@ -14,7 +14,7 @@ class DMAFunc( StreamOpFL ):
 
     def execute( word ):
       inst, op, _ = decoded( int( word ) )
-      block = dma_op( op, inst, rf, s.hbm, s.ddr, cfg.l, cfg.psum_entries )
+      block = dma_op( op, inst, rf, s.hbm, s.ddr, cfg.l, cfg.psum_entries, cfg.mpu_raster_walk )
       if block is not None:
         stream.push( block, ( "hbm", int( inst.addr ), block.shape[0] * block.shape[1]
                               // s.hbm.shape[1] ) )

@@ -141,7 +141,7 @@ def _mpu_messages( rng, cfg, insts, ref ):
     for port, msgs in mpu_streams( cmd, x, w, bias, cfg ).items():
       out[ port ] += msgs
     band = band_width( cols, l, cfg.psum_entries )
-    matrix_op( op, inst, x[ :rows ], to_stream( w, d, l, band ), ref, cfg )
+    matrix_op( op, inst, x[ :rows ], to_stream( w, d, l, band, cfg.mpu_raster_walk ), ref, cfg )
     y_at = int( inst.dst ) + ( post == PostOp.REDMAX )
     top = ref.read( int( inst.dst ), 1 )[0] if post == PostOp.REDMAX else None
     out["out"] += expected_out( cmd, ref.read( y_at, cols ), top, cfg )

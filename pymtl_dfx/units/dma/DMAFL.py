@@ -139,7 +139,8 @@ class DMAFL( Component ):
       if inst.mpu:
         n_r, n_c, band = mpu_grid( inst, cfg.d, cfg.l, cfg.psum_entries )
         TW = g.tile_words
-        for t, gi in enumerate( grid_tiles( n_r, n_c, band, int( inst.cmajor ) ) ):
+        for t, gi in enumerate( grid_tiles( n_r, n_c, band, int( inst.cmajor ),
+                                            cfg.mpu_raster_walk ) ):
           for o in range( TW ):
             s.request( m, addr + int( gi ) * TW + o, 0, 0, 0, t * TW + o )
       else:

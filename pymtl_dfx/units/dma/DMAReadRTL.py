@@ -4,7 +4,7 @@ walkers and the reassembly of words into output units.
 Requests: the transfer is a run of segments of contiguous words, one for
 an entry read (addr, n_words) and one per tile for a matrix read (`mpu`:
 the tile at addr + gi*TW, TW words, gi from a `TileWalkerRTL` walking the
-grid in tile order).  Within a segment channel c walks its own addresses
+grid in tile order, zigzag or raster: `DFXConfig.mpu_raster_walk`).  Within a segment channel c walks its own addresses
 base + ((c - base) mod C), +C, +2C, ... below the segment's end, one
 request whenever its req is ready, independently of the other channels.
 The next segment starts in the cycle the last channel is through with the
@@ -28,7 +28,7 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ...isa.fields import VECS_BITS
-from ...lib.tile_walker import TileWalkerRTL
+from ...lib.tile_walker import tile_walker_rtl
 from .streams import geometry, log2
 
 AddrT = Bits34        # word addresses: EXT_BITS plus room past the last word
@@ -147,7 +147,7 @@ class DMAReadRTL( Component ):
     JUMP = tiles and U_t < C          # a tile's first channel changes per tile
     logTW = log2( U_t )
     if tiles:
-      s.rq_walk = TileWalkerRTL( GridT.nbits, cfg.psum_entries )
+      s.rq_walk = tile_walker_rtl( GridT.nbits, cfg.psum_entries, cfg.mpu_raster_walk )
       s.rq_walk.start //= s.start_tile
       s.rq_walk.n_r //= s.n_r
       s.rq_walk.n_c //= s.n_c
@@ -165,7 +165,7 @@ class DMAReadRTL( Component ):
       s.seg_last //= 1
 
     if JUMP:
-      s.rs_walk = TileWalkerRTL( GridT.nbits, cfg.psum_entries )
+      s.rs_walk = tile_walker_rtl( GridT.nbits, cfg.psum_entries, cfg.mpu_raster_walk )
       s.rs_walk.start //= s.start_tile
       s.rs_walk.n_r //= s.n_r
       s.rs_walk.n_c //= s.n_c

@@ -13,7 +13,8 @@ ceil(len / l) for the vector's len = vecs * d elements.
 `hbm_read mpu rows=R vecs=N [cmajor]` reads the N vectors at addr as a tile
 grid (`compiler.tiling` grid layout: n_r = ceil(R/d) row chunks, n_c =
 N / (l*n_r) column tiles, row- or column-major) and returns its tiles in the
-MPU's stream order (`tiling.tile_walk`, bands of min(n_c, psum_entries)).
+MPU's stream order (`tiling.tile_walk`, bands of min(n_c, psum_entries),
+zigzag or, with `raster`, `DFXConfig.mpu_raster_walk`, raster).
 """
 
 import numpy as np
@@ -51,10 +52,10 @@ def check_plain_read( inst ):
                      f"cmajor={int( inst.cmajor )} must be 0 (they describe a matrix read)" )
 
 
-def dma_op( op, inst, rf, hbm, ddr, l, psum_entries=None ):
+def dma_op( op, inst, rf, hbm, ddr, l, psum_entries=None, raster=0 ):
   """Execute one DMA instruction; `hbm_read mpu` returns the [vecs, d] block
-  for the MPU's weight stream (its tiles in stream order; needs
-  psum_entries), every other op returns None."""
+  for the MPU's weight stream (its tiles in stream order, `raster` or
+  zigzag; needs psum_entries), every other op returns None."""
   d = rf.d
   word_elems = hbm.shape[1]
   addr, vecs, reg = int( inst.addr ), int( inst.vecs ), int( inst.rf )
@@ -65,7 +66,7 @@ def dma_op( op, inst, rf, hbm, ddr, l, psum_entries=None ):
         raise TypeError( "dma_op: hbm_read mpu needs psum_entries (its band width)" )
       n_r, n_c, band = mpu_grid( inst, d, l, psum_entries )
       grid = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
-      return grid_to_stream( grid, n_r, n_c, band, int( inst.cmajor ), l )
+      return grid_to_stream( grid, n_r, n_c, band, int( inst.cmajor ), l, raster )
     check_plain_read( inst )
     block = _span( hbm, addr, n_words, "HBM", "hbm_read" ).reshape( vecs, d )
     rf.write( reg, block )

@@ -28,6 +28,7 @@ class ReadEngineCL:
     s.TW = s.modes[-1][0]
     s.jump = tiles and s.TW < s.C      # a tile's first channel changes per tile
     s.psum_entries = cfg.psum_entries
+    s.raster = cfg.mpu_raster_walk
     s.spec = spec
     s.busy = False
     s.full = False
@@ -46,8 +47,8 @@ class ReadEngineCL:
     s.na = s.channel_starts( addr )
     s.end = addr + ( s.TW if s.tile else n_words )    # the first tile is grid index 0
     if s.tile:
-      s.rq_walk = TileWalkerCL( *grid, s.psum_entries )
-      s.rs_walk = TileWalkerCL( *grid, s.psum_entries )
+      s.rq_walk = TileWalkerCL( *grid, s.psum_entries, s.raster )
+      s.rs_walk = TileWalkerCL( *grid, s.psum_entries, s.raster )
     s.rot = addr % C
     s.cnt = 0
     s.full = False

@@ -4,7 +4,9 @@
 - Accumulator: adds each column tile's chunk sums to its partial-sum entry
   (`fp_add_latency`).  A tile whose entry is still being accumulated waits:
   the chunks of a column must be added in ascending order, one after the
-  other; the zigzag turn of the traversal meets this every row chunk.
+  other; the zigzag turn of the traversal meets this every row chunk (the
+  raster walk, `DFXConfig.mpu_raster_walk`, only where a band is narrower
+  than the adder's latency).
 - Post-ops: bias, scale and mask, GELU (`mpu_post_latency`), then out; the
   REDMAX maximum is kept beside the output and sent last.
 
@@ -20,7 +22,7 @@ from ..fpu.FP16MaxComb import FP16MaxComb
 from ..fpu.FP16TreeComb import FP16TreeComb
 from .AccumulateComb import AccumulateComb
 from .MFUArrayComb import MFUArrayComb
-from .MPUSeqRTL import MPUSeqRTL
+from .MPUSeqRTL import MPUSeqRasterRTL, MPUSeqRTL
 from .PostOpComb import PostOpComb
 from .msgs import FP16
 from .ports import declare_ports
@@ -34,7 +36,8 @@ class MPURTL( Component ):
     T = declare_ports( s, cfg )
     d, l = cfg.d, cfg.l
 
-    s.seq = MPUSeqRTL( d, l, cfg.psum_entries, T["Entry"] )
+    Seq = MPUSeqRasterRTL if cfg.mpu_raster_walk else MPUSeqRTL
+    s.seq = Seq( d, l, cfg.psum_entries, T["Entry"] )
     s.seq.cmd //= s.cmd
 
     # MFU stage: input lanes outside the matrix (past rows) enter as +0,

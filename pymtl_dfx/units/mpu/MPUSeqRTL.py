@@ -5,7 +5,8 @@ The traversal is `compiler.tiling.tile_order`, walked by a
 `lib.tile_walker.TileWalkerRTL` (the one hardware definition of the order,
 shared with the DMA and the register file manager): bands of `band` column
 tiles; within a band, row chunks in ascending order; across the band left to
-right on even row chunks and right to left on odd ones.  A tile's
+right on even row chunks and right to left on odd ones (`MPUSeqRasterRTL`:
+left to right on every row chunk, `DFXConfig.mpu_raster_walk`).  A tile's
 partial-sum entry is its position in the band.
 """
 
@@ -13,11 +14,13 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL
 
 from ...isa import PostOp
-from ...lib.tile_walker import TileWalkerRTL
+from ...lib.tile_walker import tile_walker_rtl
 from .msgs import Elems, MPUCmd
 
 
 class MPUSeqRTL( Component ):
+
+  raster = 0       # the walk's order: a class attribute, so the zigzag keeps its module name
 
   def construct( s, d, l, psum_entries, Entry ):
     for name, v in ( ( "d", d ), ( "l", l ), ( "psum_entries", psum_entries ) ):
@@ -49,7 +52,7 @@ class MPUSeqRTL( Component ):
     s.outs    = Wire( Elems )
 
     # the tile order: started by the command, stepped by each issue
-    s.walk = TileWalkerRTL( Elems.nbits, psum_entries )
+    s.walk = tile_walker_rtl( Elems.nbits, psum_entries, s.raster )
     s.walk.start //= s.cmd_fire
     s.walk.step //= s.issue_fire
     s.walk.cmajor //= 0
@@ -105,3 +108,9 @@ class MPUSeqRTL( Component ):
     if not s.active:
       return "idle "
     return f"r{int(s.walk.r)}p{int(s.walk.pos)}o{int(s.outs)}"
+
+
+class MPUSeqRasterRTL( MPUSeqRTL ):
+  """`MPUSeqRTL` walking the raster order (`RasterTileWalkerRTL`)."""
+
+  raster = 1

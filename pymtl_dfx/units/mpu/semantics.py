@@ -27,7 +27,7 @@ def matrix_op( op, inst, x, weight_vectors, rf, cfg, cache=None, key=None ):
   w = cache.get( key ) if ( cache is not None and key is not None ) else None
   if w is None:
     w = from_stream( weight_vectors, rows, cols, cfg.d, cfg.l,
-                     band_width( cols, cfg.l, cfg.psum_entries ) )
+                     band_width( cols, cfg.l, cfg.psum_entries ), cfg.mpu_raster_walk )
     if cache is not None and key is not None:
       w = numerics.PreparedMatrix( w, cfg.d )
       cache[ key ] = w

@@ -26,7 +26,8 @@ def band_of( cmd, cfg ):
 
 
 def order_of( cmd, cfg ):
-  return tile_order( int( cmd.rows ), int( cmd.cols ), cfg.d, cfg.l, band_of( cmd, cfg ) )
+  return tile_order( int( cmd.rows ), int( cmd.cols ), cfg.d, cfg.l, band_of( cmd, cfg ),
+                     cfg.mpu_raster_walk )
 
 
 def finish_order( cmd, cfg ):
@@ -46,7 +47,7 @@ def mpu_streams( cmd, x, w, bias, cfg ):
   x = np.asarray( x, F16 )
   if x.size < n_r * d:
     raise ValueError( f"x holds {x.size} elements; rows={rows} reads {n_r} entries of {d}" )
-  vectors = to_stream( np.asarray( w, F16 ), d, l, band_of( cmd, cfg ) )
+  vectors = to_stream( np.asarray( w, F16 ), d, l, band_of( cmd, cfg ), cfg.mpu_raster_walk )
   tiles = vectors.reshape( -1, l * d )
   order = order_of( cmd, cfg )
   msgs = {

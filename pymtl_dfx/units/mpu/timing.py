@@ -114,7 +114,8 @@ class MPUTiming:
       s.active = s.issuing = True
       s.max_pending = False
       s.n_c = ceil_div( int( cmd.cols ), cfg.l )
-      s.walk = TileWalkerCL( ceil_div( int( cmd.rows ), cfg.d ), s.n_c, 0, cfg.psum_entries )
+      s.walk = TileWalkerCL( ceil_div( int( cmd.rows ), cfg.d ), s.n_c, 0, cfg.psum_entries,
+                             cfg.mpu_raster_walk )
       s.taken = s.outs = 0
       s.reset_values()
       return

@@ -18,7 +18,8 @@ turn; three pointers walk the slots in the same order:
                   and on the next slot's as the slot is streamed;
                   CONV1D: mpu_bias = the bias register's
                   elements [c*l, (c+1)*l) for each tile c of `finish_order`
-                  (the last row chunk's direction), lanes >= cols +0.  The
+                  (the last row chunk's direction: left to right in the
+                  raster walk, `mpu_raster_walk`), lanes >= cols +0.  The
                   cycle after all of them are out the slot is streamed.
   write   (wptr)  the oldest slot, once its cmd has gone: each mpu_out is
                   written as it arrives (lanes of tile t at element t*l of y,
@@ -40,7 +41,7 @@ from ...isa.formats import MatrixInst
 from ..control.msgs import DoneMsg, InstMsg
 from ..fpu.msgs import FP16, mk_fp16_vec
 from ..mpu.msgs import MPUCmd, mk_mpu_types
-from ...lib.tile_walker import TileWalkerRTL
+from ...lib.tile_walker import tile_walker_rtl
 from .ports import x_buffer_entries
 from .RFMVectorRTL import slice_fields
 from .RFStorageRTL import storage_types
@@ -142,40 +143,72 @@ class RFMMatrixRTL( Component ):
       s.c_idx @= concat( s.cptr, s.ccnt[ 0:LOGXB ] )
 
     # the x replay's tile order
-    s.xw = TileWalkerRTL( Cnt.nbits, cfg.psum_entries )
+    s.xw = tile_walker_rtl( Cnt.nbits, cfg.psum_entries, cfg.mpu_raster_walk )
     s.xw.cmajor //= 0
 
-    @update
-    def up_mat_stream():
-      s.s_go @= s.coll[ s.sptr ] & ~s.strm[ s.sptr ]
-      s.s_nr @= s.n_r[ s.sptr ]
-      s.s_nc @= s.n_c[ s.sptr ]
-      s.s_band @= s.band[ s.sptr ]
-      s.s_cols @= zext( s.cols[ s.sptr ], Cnt.nbits )
-      s.cmd.val @= s.s_go & ~s.cmd_done
-      s.cmd.msg.op @= s.op[ s.sptr ]
-      s.cmd.msg.post @= s.post[ s.sptr ]
-      s.cmd.msg.rows @= s.rows[ s.sptr ]
-      s.cmd.msg.cols @= s.cols[ s.sptr ]
-      s.cmd.msg.mask @= s.mask[ s.sptr ]
-      s.cmd.msg.scale @= s.scale[ s.sptr ]
-      # x: chunk r of the walker's tile
-      s.x.val @= s.s_go & ~s.x_fin
-      # bias: the band's tiles in the last row chunk's direction
-      if s.s_nc - s.bb0 < s.s_band:
-        s.b_bs @= s.s_nc - s.bb0
-      else:
-        s.b_bs @= s.s_band
-      s.b_last_k @= s.bk + 1 == s.b_bs
-      s.b_last_b @= s.bb0 + s.s_band >= s.s_nc
-      if s.s_nr[0]:
+    # the raster walk (`mpu_raster_walk`) sends the bias in another order:
+    # its own block, so the zigzag design translates as before
+    if cfg.mpu_raster_walk:
+      @update
+      def up_mat_stream_raster():
+        s.s_go @= s.coll[ s.sptr ] & ~s.strm[ s.sptr ]
+        s.s_nr @= s.n_r[ s.sptr ]
+        s.s_nc @= s.n_c[ s.sptr ]
+        s.s_band @= s.band[ s.sptr ]
+        s.s_cols @= zext( s.cols[ s.sptr ], Cnt.nbits )
+        s.cmd.val @= s.s_go & ~s.cmd_done
+        s.cmd.msg.op @= s.op[ s.sptr ]
+        s.cmd.msg.post @= s.post[ s.sptr ]
+        s.cmd.msg.rows @= s.rows[ s.sptr ]
+        s.cmd.msg.cols @= s.cols[ s.sptr ]
+        s.cmd.msg.mask @= s.mask[ s.sptr ]
+        s.cmd.msg.scale @= s.scale[ s.sptr ]
+        # x: chunk r of the walker's tile
+        s.x.val @= s.s_go & ~s.x_fin
+        # bias: the band's tiles left to right (every row chunk's direction)
+        if s.s_nc - s.bb0 < s.s_band:
+          s.b_bs @= s.s_nc - s.bb0
+        else:
+          s.b_bs @= s.s_band
+        s.b_last_k @= s.bk + 1 == s.b_bs
+        s.b_last_b @= s.bb0 + s.s_band >= s.s_nc
         s.b_col @= s.bb0 + s.bk
-      else:
-        s.b_col @= s.bb0 + s.b_bs - 1 - s.bk
-      s.b_lo @= s.b_col << LOGL
-      s.b_addr @= ( zext( s.bias_e[ s.sptr ], FB ) << LOGD ) + s.b_lo[ 0:FB ]
-      s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
-      s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
+        s.b_lo @= s.b_col << LOGL
+        s.b_addr @= ( zext( s.bias_e[ s.sptr ], FB ) << LOGD ) + s.b_lo[ 0:FB ]
+        s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
+        s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
+    else:
+      @update
+      def up_mat_stream():
+        s.s_go @= s.coll[ s.sptr ] & ~s.strm[ s.sptr ]
+        s.s_nr @= s.n_r[ s.sptr ]
+        s.s_nc @= s.n_c[ s.sptr ]
+        s.s_band @= s.band[ s.sptr ]
+        s.s_cols @= zext( s.cols[ s.sptr ], Cnt.nbits )
+        s.cmd.val @= s.s_go & ~s.cmd_done
+        s.cmd.msg.op @= s.op[ s.sptr ]
+        s.cmd.msg.post @= s.post[ s.sptr ]
+        s.cmd.msg.rows @= s.rows[ s.sptr ]
+        s.cmd.msg.cols @= s.cols[ s.sptr ]
+        s.cmd.msg.mask @= s.mask[ s.sptr ]
+        s.cmd.msg.scale @= s.scale[ s.sptr ]
+        # x: chunk r of the walker's tile
+        s.x.val @= s.s_go & ~s.x_fin
+        # bias: the band's tiles in the last row chunk's direction
+        if s.s_nc - s.bb0 < s.s_band:
+          s.b_bs @= s.s_nc - s.bb0
+        else:
+          s.b_bs @= s.s_band
+        s.b_last_k @= s.bk + 1 == s.b_bs
+        s.b_last_b @= s.bb0 + s.s_band >= s.s_nc
+        if s.s_nr[0]:
+          s.b_col @= s.bb0 + s.bk
+        else:
+          s.b_col @= s.bb0 + s.b_bs - 1 - s.bk
+        s.b_lo @= s.b_col << LOGL
+        s.b_addr @= ( zext( s.bias_e[ s.sptr ], FB ) << LOGD ) + s.b_lo[ 0:FB ]
+        s.bias.val @= s.s_go & s.conv[ s.sptr ] & ~s.b_fin
+        s.s_finish @= s.s_go & s.cmd_done & s.x_fin & ( s.b_fin | ~s.conv[ s.sptr ] )
 
     # the walker starts (at tile (0, 0)) on the grid of the slot that
     # streams next cycle while no x of this slot has gone: every cycle the

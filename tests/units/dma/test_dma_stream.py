@@ -107,7 +107,7 @@ def golden_streams( cfg, insts, hbm0, ddr0, rf0 ):
       rf_rd += [ VregT( rfi + i ) for i in range( vecs ) ]
       rd_resp += [ T["Entry"]( [ Bits16( x ) for x in bits( rf.read_entries( rfi + i, 1 ) ) ] )
                    for i in range( vecs ) ]
-    block = dma_op( op, inst, rf, hbm, ddr, l, cfg.psum_entries )
+    block = dma_op( op, inst, rf, hbm, ddr, l, cfg.psum_entries, cfg.mpu_raster_walk )
     if block is not None:
       for t in range( vecs // l ):
         w.append( T["W"]( [ Bits16( x ) for x in bits( block[ t * l:( t + 1 ) * l ] ) ] ) )
@@ -188,6 +188,12 @@ CFGS = {
   "d64": ( DFXConfig( d=64, l=4, hbm_channels=4, psum_entries=2 ), 128, 200 ),  # entry 2, tile 8 (2 beats)
   # below d=32 a memory word is one entry (8 elements, 128 bits): entry 1, tile 4
   "d8": ( DFXConfig( d=8, l=4, hbm_channels=4, psum_entries=2 ), 64, 160 ),
+  # the raster tile walk (`mpu_raster_walk`): both walkers (a tile below C
+  # words jumps) at d=32, one at d=64
+  "d32-raster": ( DFXConfig( d=32, l=2, hbm_channels=4, psum_entries=2, mpu_raster_walk=1 ),
+                  64, 160 ),
+  "d64-raster": ( DFXConfig( d=64, l=4, hbm_channels=4, psum_entries=2, mpu_raster_walk=1 ),
+                  128, 200 ),
 }
 
 
@@ -245,9 +251,11 @@ def test_dma_program( name, level, cmdline_opts ):
     # pymtl3's Python RTL simulation runs some tens of cycles per second here:
     # a read, a tile read, a plain and a transposed write at d=32, and only
     # the changed words read back; Verilator runs every program whole
-    if name != "d32":
+    if name not in ( "d32", "d32-raster" ):
       pytest.skip( "Python RTL runs the d=32 sample; --test-verilog runs this program" )
-    insts = [ insts[i] for i in ( 0, 2, 5, 8 ) ]
+    # the raster sample reads the two-band matrix (the column-major one has
+    # one column tile: the same in both orders)
+    insts = [ insts[i] for i in ( ( 0, 1 ) if cfg.mpu_raster_walk else ( 0, 2, 5, 8 ) ) ]
   run_matching_cl( level, cmdline_opts, lambda lv, opts: run_program(
     lv, opts, cfg, depth, insts, hbm0, ddr0, rf0, 3, 11, sample, busy_words( depth ) ) )
 
@@ -346,7 +354,8 @@ def random_program( cfg, depth, rng, n=12 ):
   return insts, hbm0, ddr0, rf0
 
 
-@pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ), ( "d8", 4 ) ] )
+@pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ), ( "d8", 4 ),
+                                         ( "d32-raster", 5 ) ] )
 def test_dma_random_program( name, seed, level, cmdline_opts ):
   """Random instructions (every op, random addresses, sizes, rf entries and
   token positions) against dma_op; at RTL (Verilator) also CL == RTL."""

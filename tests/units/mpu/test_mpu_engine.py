@@ -11,10 +11,13 @@ from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.mpu import KINDS, random_matrix_inst, run_program
 
 # (d, l, psum entries): the issue's three shapes; small buffers so that
-# matrices span several bands, one band narrower than the others
+# matrices span several bands, one band narrower than the others; and two
+# in the raster tile walk (`mpu_raster_walk`)
 CONFIGS = { "d4l2": DFXConfig( d=4, l=2, psum_entries=2 ),
             "d8l4": DFXConfig( d=8, l=4, psum_entries=4 ),
-            "d64l16": DFXConfig( d=64, l=16, psum_entries=2 ) }
+            "d64l16": DFXConfig( d=64, l=16, psum_entries=2 ),
+            "d4l2-raster": DFXConfig( d=4, l=2, psum_entries=2, mpu_raster_walk=1 ),
+            "d8l4-raster": DFXConfig( d=8, l=4, psum_entries=4, mpu_raster_walk=1 ) }
 
 
 @pytest.mark.parametrize( "name", list( CONFIGS ) )
@@ -36,13 +39,13 @@ def test_every_kind_and_shape( name, level, cmdline_opts ):
   run_program( level, cmdline_opts, cfg, insts, max_delay=2, seed=d )
 
 
-@pytest.mark.parametrize( "name", [ "d4l2", "d8l4" ] )
+@pytest.mark.parametrize( "name", [ "d4l2", "d8l4", "d4l2-raster", "d8l4-raster" ] )
 def test_cl_cycles_equal_rtl( name, level, cmdline_opts ):
   """Random delays on every port: each output leaves the CL model in the
   cycle it leaves the RTL (and Verilator)."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
-  if name != "d4l2" and python_rtl( level, cmdline_opts ):
+  if CONFIGS[ name ].d > 4 and python_rtl( level, cmdline_opts ):
     pytest.skip( "Verilator runs this RTL case under --test-verilog" )
   cfg = CONFIGS[ name ]
   rng = np.random.default_rng( 7 )
