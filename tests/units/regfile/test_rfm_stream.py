@@ -23,6 +23,9 @@ from pymtl_dfx.units.regfile.models import MODELS
 SMALL = DFXConfig( d=4, l=2, vreg_entries=64, mreg_entries=16, psum_entries=2,
                    router_words=4, cores=3 )
 PAPER = DFXConfig( vreg_entries=64, mreg_entries=16, cores=4 )    # d=64, l=16, W=64
+# the raster tile walk (`mpu_raster_walk`): x replayed and the bias sent in
+# its order
+RASTER = SMALL.replace( mpu_raster_walk=1 )
 CORE = 1
 
 
@@ -30,10 +33,12 @@ def manager( level, cfg, **only ):
   return select_or_skip( level, **( only or MODELS ) )( cfg, CORE )
 
 
-@pytest.mark.parametrize( "seed,chained", [ ( 0, False ), ( 1, False ), ( 2, True ) ] )
-def test_program( seed, chained, level, cmdline_opts ):
-  prog = rfm_program( SMALL, seed=seed, core_id=CORE, chained=chained )
-  run_rfm( manager( level, SMALL ), prog, level, cmdline_opts, max_delay=3, seed=seed )
+@pytest.mark.parametrize( "seed,chained,cfg", [ ( 0, False, SMALL ), ( 1, False, SMALL ),
+                                               ( 2, True, SMALL ), ( 9, True, RASTER ) ],
+                          ids=[ "0-False", "1-False", "2-True", "9-True-raster" ] )
+def test_program( seed, chained, cfg, level, cmdline_opts ):
+  prog = rfm_program( cfg, seed=seed, core_id=CORE, chained=chained )
+  run_rfm( manager( level, cfg ), prog, level, cmdline_opts, max_delay=3, seed=seed )
 
 
 # the paper's d=64, l=16; the RTL in Verilator only (Python simulation of
@@ -47,16 +52,16 @@ def test_program_paper_size( level, cmdline_opts ):
 
 @pytest.mark.parametrize( "size,seed,delay,chained", [
   ( "small", 3, 3, False ), ( "small", 4, 0, False ), ( "small", 5, 2, True ),
-  ( "paper", 6, 2, True ),
+  ( "paper", 6, 2, True ), ( "raster", 7, 2, True ),
 ] )
 def test_cl_matches_rtl( size, seed, delay, chained, level, cmdline_opts ):
   if level != "rtl":
     pytest.skip( "one comparison, run as the rtl case (Verilator under --test-verilog)" )
   if size == "paper" and python_rtl( level, cmdline_opts ):
     pytest.skip( "d=64 RTL runs under --test-verilog" )
-  cfg = SMALL if size == "small" else PAPER
+  cfg = { "small": SMALL, "paper": PAPER, "raster": RASTER }[ size ]
   prog = rfm_program( cfg, seed=seed, core_id=CORE, chained=chained,
-                      **( {} if size == "small" else dict( n_vpu=4, n_mpu=4 ) ) )
+                      **( dict( n_vpu=4, n_mpu=4 ) if size == "paper" else {} ) )
   run_matching_cl( level, cmdline_opts, lambda lv, opts: run_rfm(
     MODELS[ lv ]( cfg, CORE ), prog, lv, opts, max_delay=delay, seed=seed ),
     key=lambda r: ( r.arrivals, r.cycles ) )
@@ -127,10 +132,11 @@ def test_bad_config( level ):
 # the final register file is the sequential FL semantics'.  The rtl case
 # (Verilator only: the engines' Python RTL runs ~30 cycles/s) is also
 # compared with the cl one, message by message and cycle by cycle.
-def test_with_engines( level, cmdline_opts ):
+@pytest.mark.parametrize( "cfg", [ SMALL, RASTER ], ids=[ "zigzag", "raster" ] )
+def test_with_engines( cfg, level, cmdline_opts ):
   if python_rtl( level, cmdline_opts ):
     pytest.skip( "the engines' RTL runs under --test-verilog" )
-  prog = rfm_program( SMALL, seed=8, core_id=CORE, chained=True ).with_engines()
+  prog = rfm_program( cfg, seed=8, core_id=CORE, chained=True ).with_engines()
   run_matching_cl( level, cmdline_opts, lambda lv, opts: run_rfm(
-    RFMWithEngines( lv, SMALL, CORE ), prog, lv, opts, max_delay=2, seed=8 ),
+    RFMWithEngines( lv, cfg, CORE ), prog, lv, opts, max_delay=2, seed=8 ),
     key=lambda r: r.arrivals )
