@@ -8,8 +8,9 @@ The order of FP16 additions is part of the specification:
    balanced binary tree: level by level, element 2i is added to element 2i+1
    (each addition rounded to FP16).  This is the MFU lane's adder tree.
 3. Chunk sums are accumulated in ascending chunk order, starting from chunk 0:
-   acc = c0; acc = acc + c1; ... (the partial-sum buffer).  The DMA's zigzag
-   traversal changes which column tile is visited next, never this order.
+   acc = c0; acc = acc + c1; ... (the partial-sum buffer).  The DMA's tile
+   traversal (zigzag or raster) changes which column tile is visited next,
+   never this order.
 4. Conv1D adds the bias to the finished accumulation: y = acc + b.
 
 Vector reductions (VPU reduce-sum) use the same chunked-tree order with the

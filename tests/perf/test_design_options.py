@@ -2,9 +2,9 @@
 perf alike: for each option a non-default value, on the small model of
 test_perf_vs_cl (one step with logits), gives perf == CL (every step, op
 class and unit), changes the cycles from the default design's, and leaves
-the tokens and logits those of the default design's numerics (an option
-that changes the numerics names its variant in `numerics` and is checked
-against that instead).  A bad value of an option is a ConfigError naming
+the tokens and logits (at CL, FL and funcsim) those of the default
+design's numerics (an option that changes the numerics names its variant
+in `numerics` and is checked against that instead).  A bad value of an option is a ConfigError naming
 it, from the config and from the command line.  At its default an option
 leaves `str(DFXConfig)` (pymtl3's module names of every RTL component
 taking the config) as it was before the option existed."""
@@ -66,6 +66,11 @@ def test_design_option_acts_in_cl_and_perf_alike( field ):
   ref = Host( compiled( cores ), "func" )
   assert ref.generate( PROMPT, NEW ) == tokens
   assert np.array_equal( bits( ref.last_logits ), bits( host.last_logits ) )
+  # the option's own functional models (the walk at FL and funcsim) agree
+  for level in ( "func", "fl" ):
+    other = Host( c, level )
+    assert other.generate( PROMPT, NEW ) == tokens, level
+    assert np.array_equal( bits( other.last_logits ), bits( host.last_logits ) ), level
 
 
 @pytest.mark.parametrize( "field,value", [ ( f, v ) for f, vs in BAD.items() for v in vs ] )
