@@ -110,6 +110,7 @@ CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_lat
 # paper; the profile `streaming` turns them on (docs/perf.md "Design options").
 DESIGN_FIELDS = (
   "mpu_raster_walk",
+  "mpu_post_bypass",
 )
 
 
@@ -195,6 +196,13 @@ class DFXConfig:
                    the band left to right: after a turn the entry written
                    `band` tiles earlier); the walkers' counters change, the
                    numerics do not
+  mpu_post_bypass  0: every finished column tile passes the MPU's bias
+               adder, scale multiplier and GELU table in series (one
+               post-op depth, `mpu_post_latency`); 1: the three are
+               separately pipelined stages and a tile passes only those its
+               command uses (the adder for CONV1D, the multiplier for
+               MASKEDMM, the GELU table for post-op GELU; one register when
+               it uses none), so the depth is `mpu_post_latency_for(op, post)`
   """
 
   d: int = 64
@@ -234,6 +242,7 @@ class DFXConfig:
   weight_fifo_entries: int = 4
   done_latency_cycles: int = 0
   mpu_raster_walk: int = 0
+  mpu_post_bypass: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -270,6 +279,10 @@ class DFXConfig:
     _check(errors, "mpu_raster_walk", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (zigzag tile walk) or 1 (raster)")
+    value = self.mpu_post_bypass
+    _check(errors, "mpu_post_bypass", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (every post-op stage passed) or 1 (only the command's)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")
@@ -318,6 +331,15 @@ class DFXConfig:
              f"must be more than {least:g} at clock_mhz={self.clock_mhz} and d={self.d}: the "
              f"DMA reads DDR on 2 or more ports of one {self.mem_word_bytes}-byte word a cycle")
     return errors
+
+  def __str__(self) -> str:
+    """The repr without the design options at their defaults.  pymtl3 names
+    an RTL module by str() of its parameters (a DFXConfig for most units),
+    so a design option left at its default keeps every module's name, and
+    the generated Verilog, as it was before the option existed."""
+    shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+             if f.name not in DESIGN_FIELDS or getattr(self, f.name) != f.default]
+    return f"{type(self).__name__}({', '.join(shown)})"
 
   # Derived quantities: the only place they are computed.
 
@@ -373,15 +395,37 @@ class DFXConfig:
 
   @property
   def mpu_post_latency(self) -> int:
-    """MPU post-ops: bias adder, scale multiplier and GELU in series, always
-    passed (one latency for every matrix op)."""
+    """MPU post-ops: bias adder, scale multiplier and GELU in series, the
+    deepest post-op stage (every command's with `mpu_post_bypass` 0; a
+    command's own is `mpu_post_latency_for`)."""
     return self.fp_add_latency + self.fp_mul_latency + self.fp_gelu_latency
+
+  def mpu_post_latency_for(self, op, post) -> int:
+    """The post-op depth a matrix command's tiles pass (`op` a matrix
+    ComputeOp, `post` a PostOp, as ints): `mpu_post_latency` for every
+    command, or with `mpu_post_bypass` only the stages the command uses
+    (the bias adder for CONV1D, the scale multiplier for MASKEDMM, the GELU
+    table for post-op GELU), one register when it uses none.  The causal
+    mask, the zeros past the last column, REDMAX's running maximum and
+    VECTORIZE are selects and regrouping, no stage of their own."""
+    if not self.mpu_post_bypass:
+      return self.mpu_post_latency
+    from .isa import ComputeOp, PostOp      # the ISA's fields import this module
+    depth = ((self.fp_add_latency if op == ComputeOp.CONV1D else 0)
+             + (self.fp_mul_latency if op == ComputeOp.MASKEDMM else 0)
+             + (self.fp_gelu_latency if post == PostOp.GELU else 0))
+    return max(1, depth)
 
   @property
   def mpu_tile_latency(self) -> int:
     """A single-chunk column tile from its weights' arrival to its output:
-    MFU lanes, one accumulation, post-ops."""
+    MFU lanes, one accumulation, post-ops (the deepest: every stage)."""
     return self.mfu_lane_latency + self.fp_add_latency + self.mpu_post_latency
+
+  def mpu_tile_latency_for(self, op, post) -> int:
+    """`mpu_tile_latency` of one command (its post-op depth,
+    `mpu_post_latency_for`)."""
+    return self.mpu_tile_latency - self.mpu_post_latency + self.mpu_post_latency_for(op, post)
 
   def ms(self, cycles) -> float:
     """`cycles` of this config's kernel clock in milliseconds."""
@@ -554,15 +598,6 @@ class DFXConfig:
   @property
   def hbm_bytes(self) -> int:
     return self.hbm_channels * self.hbm_channel_mb * 2**20
-
-  def __str__(self) -> str:
-    # pymtl3 names an RTL component's Verilog module after str() of its
-    # construct arguments: the design options at their defaults are left
-    # out, so the paper's design keeps the module names (and the Verilog,
-    # and Verilator's ccache) it had before the options existed
-    shown = (f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-             if f.name not in DESIGN_FIELDS or getattr(self, f.name) != f.default)
-    return f"{type(self).__name__}({', '.join(shown)})"
 
   def replace(self, **changes) -> "DFXConfig":
     return dataclasses.replace(self, **changes)

@@ -11,7 +11,9 @@ per cycle that gives (peak 1), with the default 1,024-entry partial-sum
 buffer and with a 16-entry one.  The gap to 1 tile per cycle is the
 accumulator: a column's next chunk must wait for its previous sum, which
 the zigzag order meets at every row-chunk turn, and a band narrower than
-the adder's latency meets on every tile.
+the adder's latency meets on every tile.  Then the same at d=64 with
+`mpu_post_bypass=1`, where a tile passes only the post-op stages its
+command uses.
 """
 
 import numpy as np
@@ -48,6 +50,22 @@ def main():
          f"(fp_mul {cfg.fp_mul_latency} + tree_depth x fp_add {cfg.fp_add_latency}), "
          f"accumulator {cfg.fp_add_latency}, post-ops {cfg.mpu_post_latency} "
          f"(add + mul + GELU {cfg.fp_gelu_latency})." )
+  bypass()
+
+
+def bypass():
+  """With `mpu_post_bypass` a tile passes only the post-op stages its
+  command uses (`DFXConfig.mpu_post_latency_for`): the same measures at
+  d=64 per kind, and the depth the config gives."""
+  cfg = DFXConfig( mpu_post_bypass=1 )
+  print( "\nWith mpu_post_bypass=1, at d=64, l=16:\n" )
+  print( "| kind | post-op depth | one tile: latency | 8 x 32 tiles, psum 1024: cycles | tiles/cycle |" )
+  print( "|---|---|---|---|---|" )
+  for kind in KINDS:
+    one = timing( cfg, kind, 64, 16 )[0] - HARNESS_CYCLES
+    last = timing( cfg, kind, 8 * 64, 32 * 16 )[-1]
+    print( f"| {kind[0].mnemonic}/{kind[1].mnemonic} | {cfg.mpu_post_latency_for( *kind )} | {one} "
+           f"| {last} | {8 * 32 / last:.2f} |", flush=True )
 
 
 if __name__ == "__main__":

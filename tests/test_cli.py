@@ -128,6 +128,7 @@ GEN = [ "generate", "--model", "tiny", "--prompt-ids", "1,2" ]
   ( [ "--set", "d=abc" ], "d='abc' (must be an integer)" ),
   ( [ "--set", "d" ], "'d' (expected key=value)" ),
   ( [ "--set", "cores=0" ], "cores=0 (must be positive)" ),
+  ( [ "--set", "mpu_post_bypass=2" ], "mpu_post_bypass=2 (must be 0" ),
   ( [ "--set", "cores=2", "--cores", "4" ], "--cores 4 and --set cores=2 disagree" ),
   ( [ "--level", "fl", "--unit-levels", "mpux=rtl" ], "'mpux' is not a unit (units: ctrl" ),
   ( [ "--level", "fl", "--unit-levels", "mpu=rtx" ], "mpu='rtx' is not a unit level" ),

@@ -210,3 +210,44 @@ def test_derived_memory_sizes( d, l, word_elems, entry_words ):
   assert c.entry_words * c.mem_word_elems == d          # an entry is whole words
   assert c.tile_words == l * entry_words
   assert c.hbm_words * c.mem_word_bytes == c.hbm_bytes
+
+
+# -- design options past DFX (DESIGN_FIELDS) ------------------------------------
+
+@pytest.mark.parametrize( "value", [ 2, -1, True, 1.0, "1" ] )
+def test_bad_mpu_post_bypass_is_named( value ):
+  with pytest.raises( ConfigError, match=rf"mpu_post_bypass={value!r} \(must be 0 .* or 1 " ):
+    DFXConfig( mpu_post_bypass=value )
+
+
+@pytest.mark.parametrize( "text, named", [
+  ( "mpu_post_bypass=2", "mpu_post_bypass=2 (must be 0" ),
+  ( "mpu_post_bypass=x", "mpu_post_bypass='x' (must be an integer)" ),
+] )
+def test_bad_mpu_post_bypass_override_is_named( text, named ):
+  with pytest.raises( ConfigError ) as e:
+    DFXConfig().with_overrides( [ text ] )
+  assert named in str( e.value )
+
+
+def test_mpu_post_depth_per_command():
+  """Off, every command passes the adder, the multiplier and the GELU table
+  (11 + 6 + 30 cycles at the defaults); on, only those it uses, and one
+  register when it uses none (REDMAX and VECTORIZE are selects)."""
+  from pymtl_dfx.config import DESIGN_FIELDS
+  from pymtl_dfx.isa import ComputeOp as C, PostOp as P
+  off, on = DFXConfig(), DFXConfig( mpu_post_bypass=1 )
+  ops = ( C.CONV1D, C.MASKEDMM, C.MM )
+  assert { off.mpu_post_latency_for( op, post ) for op in ops for post in P } == { 47 }
+  assert off.mpu_post_latency == 47 and off.mpu_tile_latency == off.mpu_tile_latency_for( C.MM, P.NONE )
+  own = { C.CONV1D: 11, C.MASKEDMM: 6, C.MM: 0 }
+  for op in ops:
+    for post in P:
+      assert on.mpu_post_latency_for( op, post ) == max( 1, own[ op ] + 30 * ( post == P.GELU ) )
+  assert on.mpu_tile_latency_for( C.MM, P.REDMAX ) == on.mfu_lane_latency + on.fp_add_latency + 1
+  assert on.mpu_tile_latency == off.mpu_tile_latency     # the deepest, for bounds
+  assert "mpu_post_bypass" in DESIGN_FIELDS
+  # a design option at its default is left out of str(), which names the
+  # RTL modules, so the default's Verilog keeps its module names
+  assert "mpu_post_bypass" not in str( off ) and "mpu_post_bypass=1" in str( on )
+  assert DFXConfig.from_dict( on.to_dict() ) == on

@@ -7,7 +7,7 @@
   other; the zigzag turn of the traversal meets this every row chunk (the
   raster walk, `DFXConfig.mpu_raster_walk`, only where a band is narrower
   than the adder's latency).
-- Post-ops: bias, scale and mask, GELU (`mpu_post_latency`), then out; the
+- Post-ops: bias, scale and mask, GELU (`mpu_post_latency_for`), then out; the
   REDMAX maximum is kept beside the output and sent last.
 
 A command is accepted when the previous one has sent its last output.
@@ -81,17 +81,17 @@ class MPURTL( Component ):
     for j in range( l ):
       s.psum.wdata[0].v[j] //= s.acc_pipe.send.msg.s[j]
 
-    # post-op stage
-    s.postop = PostOpComb( l )
-    s.postop.tile //= s.acc_pipe.send.msg.tile
-    for f in ( "op", "post", "scale", "mask", "cols" ):
-      connect( getattr( s.postop, f ), getattr( s.seq.cur, f ) )
-    s.post_pipe = StallPipeRTL( T["Post"], cfg.mpu_post_latency )
-    s.post_pipe.recv.msg.tile //= s.acc_pipe.send.msg.tile
-    for j in range( l ):
-      s.postop.acc[j] //= s.acc_pipe.send.msg.s[j]
-      s.postop.bias[j] //= s.bias.msg.v[j]
-      s.post_pipe.recv.msg.v[j] //= s.postop.out[j]
+    if not s._post_stages( cfg, T ):     # post-op stage: every operator in one pipe
+      s.postop = PostOpComb( l )
+      s.postop.tile //= s.acc_pipe.send.msg.tile
+      for f in ( "op", "post", "scale", "mask", "cols" ):
+        connect( getattr( s.postop, f ), getattr( s.seq.cur, f ) )
+      s.post_pipe = StallPipeRTL( T["Post"], cfg.mpu_post_latency )
+      s.post_pipe.recv.msg.tile //= s.acc_pipe.send.msg.tile
+      for j in range( l ):
+        s.postop.acc[j] //= s.acc_pipe.send.msg.s[j]
+        s.postop.bias[j] //= s.bias.msg.v[j]
+        s.post_pipe.recv.msg.v[j] //= s.postop.out[j]
 
     # REDMAX: running maximum of the columns inside the matrix
     s.max_tree = FP16TreeComb( FP16MaxComb, l ) if l > 1 else None
@@ -161,6 +161,24 @@ class MPURTL( Component ):
       s.x.rdy @= s.seq.issue_val & s.w.val & s.mfu_pipe.recv.rdy
       s.w.rdy @= s.seq.issue_val & s.x.val & s.mfu_pipe.recv.rdy
       s.seq.issue_fire @= s.seq.issue_val & s.x.val & s.w.val & s.mfu_pipe.recv.rdy
+
+  def _post_stages( s, cfg, T ):
+    """With `mpu_post_bypass` the post-op stage is `PostOpPipeRTL`: the
+    adder, multiplier and GELU table as stages a command passes only if it
+    uses them, with the one pipe's recv and send (True); else nothing is
+    built here (False).  Built in this method, after the update blocks,
+    so that the default's Verilog, which quotes their lines, is unchanged."""
+    if not cfg.mpu_post_bypass:
+      return False
+    from .PostOpPipeRTL import PostOpPipeRTL
+    s.post_pipe = PostOpPipeRTL( cfg, T["Post"] )
+    for f in ( "op", "post", "scale", "mask", "cols" ):
+      connect( getattr( s.post_pipe, f ), getattr( s.seq.cur, f ) )
+    s.post_pipe.recv.msg.tile //= s.acc_pipe.send.msg.tile
+    for j in range( cfg.l ):
+      s.post_pipe.recv.msg.v[j] //= s.acc_pipe.send.msg.s[j]
+      s.post_pipe.bias[j] //= s.bias.msg.v[j]
+    return True
 
   def line_trace( s ):
     return ( f"{s.x}{s.w}({s.seq.line_trace()} {s.mfu_pipe.line_trace()}|"

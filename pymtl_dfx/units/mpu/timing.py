@@ -1,6 +1,7 @@
 """The MPU engine's timing: the RTL's three stall pipelines (MFU lanes,
 accumulator, post-op), its accumulator hazard rule and its tile walk, on
-Python values and without data.
+Python values and without data.  The post-op pipe is as deep as the
+current command's post-ops (`DFXConfig.mpu_post_latency_for`).
 
 The one definition of when the engine takes and gives a message: `MPUCL`
 is this class plus the values (it overrides the `_values` hooks, which
@@ -117,6 +118,9 @@ class MPUTiming:
       s.walk = TileWalkerCL( ceil_div( int( cmd.rows ), cfg.d ), s.n_c, 0, cfg.psum_entries,
                              cfg.mpu_raster_walk )
       s.taken = s.outs = 0
+      # the post-op depth is the command's (`mpu_post_bypass`); the pipe is
+      # empty here: the previous command's last tile has left
+      s.post = StallPipeCL( cfg.mpu_post_latency_for( int( cmd.op ), int( cmd.post ) ) )
       s.reset_values()
       return
     # what enters each pipeline this cycle

@@ -1,5 +1,7 @@
 """The MPU engine (tile streams in, finished columns out) at every level,
-against `numerics` on whole matrices, and CL == RTL cycle for cycle."""
+against `numerics` on whole matrices, and CL == RTL cycle for cycle; with
+`mpu_post_bypass` (post-op stages only as the command needs) on every op x
+post-op, and each command's tile latency as the config says."""
 
 import numpy as np
 import pytest
@@ -18,13 +20,30 @@ CONFIGS = { "d4l2": DFXConfig( d=4, l=2, psum_entries=2 ),
             "d64l16": DFXConfig( d=64, l=16, psum_entries=2 ),
             "d4l2-raster": DFXConfig( d=4, l=2, psum_entries=2, mpu_raster_walk=1 ),
             "d8l4-raster": DFXConfig( d=8, l=4, psum_entries=4, mpu_raster_walk=1 ) }
+# every op with every post-op (the compiler emits the six of KINDS; the
+# format, the random programs and the post-op stages take any pair)
+ALL_KINDS = [ ( op, post ) for op in ( C.CONV1D, C.MASKEDMM, C.MM ) for post in PostOp ]
+BYPASS = pytest.mark.parametrize( "bypass", [ 0, 1 ], ids=lambda b: f"bypass{b}" )
 
 
+def kinds( bypass ):
+  return ALL_KINDS if bypass else KINDS
+
+
+def _one_option( name, bypass ):
+  if bypass and CONFIGS[ name ].mpu_raster_walk:
+    pytest.skip( "each design option alone here (a Verilator build per pair); both together "
+                 "run in the streaming profile's end-to-end and random-program tests" )
+
+
+@BYPASS
 @pytest.mark.parametrize( "name", list( CONFIGS ) )
-def test_every_kind_and_shape( name, level, cmdline_opts ):
+def test_every_kind_and_shape( name, bypass, level, cmdline_opts ):
   """Each op / post-op on full tiles, ragged edges, one-tile and many-band
-  matrices, as one instruction stream with random delays."""
-  cfg = CONFIGS[ name ]
+  matrices, as one instruction stream with random delays (with the post-op
+  bypass every op x post-op: the stages a command skips change no value)."""
+  _one_option( name, bypass )
+  cfg = CONFIGS[ name ].replace( mpu_post_bypass=bypass )
   d, l = cfg.d, cfg.l
   if d > 4 and python_rtl( level, cmdline_opts ):
     pytest.skip( "pymtl3's Python simulation takes minutes here; Verilator runs it "
@@ -35,21 +54,28 @@ def test_every_kind_and_shape( name, level, cmdline_opts ):
                  "translates, lints and runs it on full tiles" )
   rng = np.random.default_rng( d )
   shapes = [ ( d, l ), ( 5, 3 ), ( 2 * d + 1, 5 * l + 1 ) ] if d < 64 else [ ( d, l ), ( 2 * d + 3, 3 * l - 1 ) ]
-  insts = [ random_matrix_inst( rng, cfg, op, post, r, c ) for op, post in KINDS for r, c in shapes ]
+  if bypass and python_rtl( level, cmdline_opts ):
+    shapes = shapes[ -1: ]     # a sample (every kind on a ragged many-band matrix)
+  insts = [ random_matrix_inst( rng, cfg, op, post, r, c ) for op, post in kinds( bypass )
+            for r, c in shapes ]
   run_program( level, cmdline_opts, cfg, insts, max_delay=2, seed=d )
 
 
+@BYPASS
 @pytest.mark.parametrize( "name", [ "d4l2", "d8l4", "d4l2-raster", "d8l4-raster" ] )
-def test_cl_cycles_equal_rtl( name, level, cmdline_opts ):
+def test_cl_cycles_equal_rtl( name, bypass, level, cmdline_opts ):
   """Random delays on every port: each output leaves the CL model in the
-  cycle it leaves the RTL (and Verilator)."""
+  cycle it leaves the RTL (and Verilator); with the post-op bypass the
+  depth changes from command to command."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
+  _one_option( name, bypass )
   if CONFIGS[ name ].d > 4 and python_rtl( level, cmdline_opts ):
     pytest.skip( "Verilator runs this RTL case under --test-verilog" )
-  cfg = CONFIGS[ name ]
+  cfg = CONFIGS[ name ].replace( mpu_post_bypass=bypass )
   rng = np.random.default_rng( 7 )
-  insts = [ random_matrix_inst( rng, cfg, op, post ) for op, post in KINDS for _ in range( 2 ) ]
+  insts = [ random_matrix_inst( rng, cfg, op, post ) for op, post in kinds( bypass )
+            for _ in range( 1 if bypass else 2 ) ]
   run_matching_cl( level, cmdline_opts, lambda lv, opts: run_program(
     lv, opts, cfg, insts, max_delay=3, seed=11 ), key=lambda r: r.arrivals )
 
@@ -72,15 +98,29 @@ def test_random_instructions( kind, level, cmdline_opts ):
   run_program( level, cmdline_opts, cfg, insts, max_delay=1, seed=3 )
 
 
-def test_latency_of_one_tile( level, cmdline_opts ):
-  """Without stalls a one-tile instruction's output leaves `mpu_tile_latency`
-  cycles after its weights (plus the command's cycle and the harness's)."""
+# the post-op bypass: each op without and with GELU, and the post-ops that
+# are selects (REDMAX, VECTORIZE), which add no stage
+ONE_TILE = ( [ ( 0, ( C.MM, PostOp.NONE ) ) ] +
+             [ ( 1, ( op, post ) ) for op in ( C.CONV1D, C.MASKEDMM, C.MM )
+               for post in ( PostOp.NONE, PostOp.GELU ) ] +
+             [ ( 1, ( C.MM, PostOp.REDMAX ) ), ( 1, ( C.MM, PostOp.VECTORIZE ) ) ] )
+
+
+@pytest.mark.parametrize( "bypass, kind", ONE_TILE,
+                          ids=[ f"bypass{b}-{k[0].mnemonic}-{k[1].mnemonic}" for b, k in ONE_TILE ] )
+def test_latency_of_one_tile( bypass, kind, level, cmdline_opts ):
+  """Without stalls a one-tile instruction's output leaves
+  `mpu_tile_latency_for` its op and post-op cycles after its weights (plus
+  the command's cycle and the harness's): `mpu_tile_latency` for every
+  command by default, only the stages it uses with the post-op bypass."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
-  cfg = CONFIGS["d4l2"]
-  inst = random_matrix_inst( np.random.default_rng( 0 ), cfg, C.MM, PostOp.NONE, 4, 2 )
+  cfg = CONFIGS["d4l2"].replace( mpu_post_bypass=bypass )
+  op, post = kind
+  inst = random_matrix_inst( np.random.default_rng( 0 ), cfg, op, post, 4, 2 )
   r = run_program( level, cmdline_opts, cfg, [ inst ] )
-  assert r.arrivals["out"] == [ cfg.mpu_tile_latency + 3 ]
+  assert r.arrivals["out"][0] == cfg.mpu_tile_latency_for( op, post ) + 3
+  assert len( r.arrivals["out"] ) == 1 + ( post == PostOp.REDMAX )
 
 
 def test_padding_rows_of_a_tile_are_ignored( level, cmdline_opts ):
