@@ -1,10 +1,11 @@
 """The design options past DFX (`config.DESIGN_FIELDS`) act in CL and in
 perf alike: for each option a non-default value, on the small model of
 test_perf_vs_cl (one step with logits), gives perf == CL (every step, op
-class and unit), changes the cycles from the default design's, and leaves
-the tokens and logits (at CL, FL and funcsim) those of the default
-design's numerics (an option that changes the numerics names its variant
-in `numerics` and is checked against that instead).  A bad value of an option is a ConfigError naming
+class and unit), changes the cycles from the default design's, and gives
+the tokens and logits of its own functional models (funcsim and FL at its
+config); an option that changes only cycles (`TIMING_ONLY`) also gives the
+default design's, bit for bit (the others change the numerics by a named
+variant in `numerics`).  A bad value of an option is a ConfigError naming
 it, from the config and from the command line.  At its default an option
 leaves `str(DFXConfig)` (pymtl3's module names of every RTL component
 taking the config) as it was before the option existed."""
