@@ -82,7 +82,20 @@ def _calibrated():
     dict( rec["values"] ), includes=( "paper", ) )
 
 
-_PROFILES += ( _dfx_as_built(), )
+def _streaming():
+  """Every design option on (`config.DESIGN_FIELDS`), at the value
+  reports/streaming_options.py measures; the costs stay the default's."""
+  return Profile(
+    "streaming",
+    "a core past DFX that keeps the HBM streaming: every design option on (raster tile walk, "
+    "post-op stages per command); the U280 system's costs as the default",
+    "the design options' definitions in docs/perf.md \"Design options\"; each one's effect "
+    "alone and cumulative: reports/streaming_options.py",
+    dict( mpu_raster_walk=1,              # no zigzag turn stall
+          mpu_post_bypass=1 ) )           # a plain matrix skips the bias, scale and GELU stages
+
+
+_PROFILES += ( _dfx_as_built(), _streaming() )
 if _calibrated() is not None:
   _PROFILES += ( _calibrated(), )
 

@@ -14,7 +14,7 @@ import pytest
 
 from pymtl_dfx import profiles
 from pymtl_dfx.cli import main
-from pymtl_dfx.config import COST_FIELDS, DFXConfig
+from pymtl_dfx.config import COST_FIELDS, DESIGN_FIELDS, DFXConfig
 from pymtl_dfx.profiles import Profile, ProfileError
 
 ROOT = pathlib.Path( __file__ ).resolve().parents[1]
@@ -321,3 +321,17 @@ def test_verilog_records_the_profile_in_config_json( capsys, tmp_path, monkeypat
   assert rec["profile"] == saved["profile"] == "aurora-ring"
   assert saved["config"] == profiles.config( "aurora-ring", DFXConfig( d=8, l=4 ) ).to_dict() \
     == seen[0].to_dict()
+
+
+def test_streaming_turns_every_design_option_on_and_dfx_none():
+  """The design options past DFX (`config.DESIGN_FIELDS`) are the profile
+  `streaming`'s, each at a value other than the paper's design; no profile
+  of DFX itself (the link, as built, calibrated) sets one."""
+  defaults = DFXConfig()
+  on = profiles.values( "streaming" )
+  assert set( on ) == set( DESIGN_FIELDS )
+  for k, v in on.items():
+    assert v != getattr( defaults, k ), k
+  for name in profiles.PROFILES:
+    if name != "streaming":
+      assert not set( profiles.values( name ) ) & set( DESIGN_FIELDS ), name
