@@ -4,7 +4,8 @@ reference, and a generation on the appliance at a level
 
 `compiled(cores, long, d, model)`: the weights and the compiled model of
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
-`GPT_ATTN`) for `core_mixing.dfx_config`;
+`GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`)
+for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -14,6 +15,7 @@ import functools
 import time
 
 from .. import numerics as N
+from .. import profiles
 from ..appliance.host import Host
 from ..compiler.build import compile_model
 from ..config import GPT2Config
@@ -41,9 +43,13 @@ GPT_ATTN = GPT2Config( n_layer=1, n_embd=96, n_head=2, head_dim=32, vocab_size=1
                        n_positions=32, name="small-attn64" )
 ATTN_DFX = dict( mreg_entries=32 )
 
-# model -> (config, prompt, new tokens, DFXConfig changes, fixed memory depths)
+# model -> (config, prompt, new tokens, DFXConfig changes, fixed memory depths);
+# "streaming" is the small model with the profile `streaming`'s design
+# options on (the random core programs' streaming runs build the same
+# Verilated appliance)
 MODELS = {
   "small": ( GPT, PROMPT, NEW, {}, True ),
+  "streaming": ( GPT, PROMPT, NEW, profiles.values( "streaming" ), True ),
   "long":  ( GPT_LONG, PROMPT_LONG, NEW_LONG, {}, True ),
   "attn":  ( GPT_ATTN, PROMPT, NEW, ATTN_DFX, False ),
 }

@@ -22,6 +22,11 @@ Cases (one test body), at d=32 and, on 1 core at fl, cl and rtl, at d=8
 for a model whose attention is narrower than its residual (the shape of
 gpt2-xl-dfx-1600).
 
+`test_streaming_profile` runs the small model with the profile `streaming`
+(every design option past DFX on) at fl and cl on 1 and 4 cores and, under
+--test-verilog, as the whole Verilated appliance on 1 and 4 cores: the
+DFX-numerics reference at that config, CL's cycles, perf == CL.
+
 `test_long_context` runs one longer generation on 1 core (cl in the plain
 pass, the whole Verilated appliance under --test-verilog): prompt and new
 tokens pass d=32 positions, so the attention's score and p V matrices span
@@ -41,6 +46,7 @@ import os
 import numpy as np
 import pytest
 
+from pymtl_dfx.config import DESIGN_FIELDS
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 from pymtl_dfx.testing.small_gpt2 import (NEW, NEW_LONG, PROMPT, PROMPT_LONG, cl_run, compiled,
@@ -159,6 +165,29 @@ def test_attention_narrower_than_residual( case, cores, cmdline_opts ):
     tokens, logits, host = run( cores, case, model="attn" )
   check( f"{case} attn64", cores, tokens, logits, host, reference( cores, model="attn" ),
          None if case == "fl" else cl_run( cores, model="attn" )[2], len( PROMPT ) + NEW - 1 )
+
+
+# the profile `streaming` (every design option of `config.DESIGN_FIELDS`
+# on): the DFX-numerics reference at that config gives the tokens and logit
+# bits at fl, cl and, under --test-verilog, the whole Verilated appliance,
+# with CL's cycles; perf == CL
+@pytest.mark.spread
+@pytest.mark.parametrize( "cores", [ 1, 4 ] )
+@pytest.mark.parametrize( "case", [ "fl", "cl", "rtl" ] )
+def test_streaming_profile( case, cores, cmdline_opts ):
+  verilog = _translating( cmdline_opts )
+  if verilog != ( case == "rtl" ):
+    pytest.skip( "fl/cl run in the plain pass, rtl (the Verilated appliance) under --test-verilog" )
+  _, cm = compiled( cores, model="streaming" )
+  assert any( getattr( cm.dfx, k ) != getattr( compiled( cores )[1].dfx, k )
+              for k in DESIGN_FIELDS ), "the profile turns no design option on"
+  if case == "cl":
+    tokens, logits, host = cl_run( cores, model="streaming" )
+    assert_perf_equals_cl( cm, PROMPT, NEW, tokens, host.results() )
+  else:
+    tokens, logits, host = run( cores, "verilog" if case == "rtl" else case, model="streaming" )
+  check( f"{case} streaming", cores, tokens, logits, host, reference( cores, model="streaming" ),
+         None if case == "fl" else cl_run( cores, model="streaming" )[2], len( PROMPT ) + NEW - 1 )
 
 
 def check( case, cores, tokens, logits, host, want, cl, steps ):

@@ -31,6 +31,9 @@ Programs per CI run (make test), each also run on the functional core:
                     rtl 10 (the 2-core Verilated appliance that
                     test_core_e2e's rtl case builds: same config and
                     depths, one build; each also on a 2-core CL appliance)
+With the profile `streaming`'s design options on (design="streaming"; the
+same generator): fl 100, cl 50, Verilator 20 on 1 core (the Verilated
+1-core appliance of test_core_e2e's streaming case), fl 10 and cl 6 on 2.
 That is 640 one-core programs on the stream core, 40 CL cycle references
 and 640 functional-core runs, and 70 2-core programs (10 CL references),
 per CI run; the 220 CL programs (200 on 1 core, 20 on 2) are each timed
@@ -62,12 +65,19 @@ import time
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
+from pymtl_dfx import profiles
 from pymtl_dfx.isa import Kind
 from pymtl_dfx.testing.random_core_programs import (FuncRunner, PerfRunner, StreamRunner,
-                                                    compare, programs, ring_programs)
+                                                    compare, programs, ring_config, ring_programs)
 
 COUNTS = { "fl": 400, "cl": 200, "verilog": 40 }
 RING_COUNTS = { "fl": 40, "cl": 20, "verilog": 10 }      # 2-core programs (the cores=2 case)
+# the profile `streaming`'s design options on (`config.DESIGN_FIELDS`): the
+# same programs, fewer of them; on 2 cores fl and cl only (a 2-core
+# Verilated appliance with the options is one more build than CI affords)
+DESIGN_COUNTS = { "fl": 100, "cl": 50, "verilog": 20 }
+DESIGN_RING_COUNTS = { "fl": 10, "cl": 6 }
+DESIGNS = ( "dfx", "streaming" )
 LONG_FACTOR = 20
 DEFAULT_SEED = 20261130
 
@@ -100,15 +110,29 @@ def _count( level, counts=COUNTS ):
   return counts[ level ] * ( LONG_FACTOR if _profile() == "long" else 1 )
 
 
+def _counts( cores, design ):
+  if design == "dfx":
+    return COUNTS if cores == 1 else RING_COUNTS
+  return DESIGN_COUNTS if cores == 1 else DESIGN_RING_COUNTS
+
+
+def design_config( cores, design ):
+  """The programs' config: the paper's design, or it with the `streaming`
+  profile's design options on (the sizes the programs are drawn for stay)."""
+  cfg = ring_config( cores )
+  return cfg if design == "dfx" else cfg.replace( **profiles.values( design ) )
+
+
 @functools.lru_cache( maxsize=None )
-def runner( level, cores=1 ):
-  """One appliance of `cores` cores per level per module, reused for every
-  program."""
+def runner( level, cores=1, design="dfx" ):
+  """One appliance of `cores` cores per level and design per module,
+  reused for every program."""
+  cfg = design_config( cores, design )
   if level == "func":
-    return FuncRunner( cores=cores )
+    return FuncRunner( cores=cores, cfg=cfg )
   if level == "perf":
-    return PerfRunner( cores=cores )
-  return StreamRunner( level, cores=cores )
+    return PerfRunner( cores=cores, cfg=cfg )
+  return StreamRunner( level, cores=cores, cfg=cfg )
 
 
 def _translating( opts ):
@@ -131,21 +155,26 @@ KINDS = {
 }
 
 
+@pytest.mark.parametrize( "design", DESIGNS )
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
-def test_random_programs( level, cores, cmdline_opts ):
+def test_random_programs( level, cores, design, cmdline_opts ):
   """One core: `programs()`; two cores on the ring: `ring_programs()`, each
   core its own program plus matched syncs.  Every core's touched words and
-  register file equal the functional reference's."""
+  register file equal the functional reference's (at `design`'s config:
+  the paper's, or with the `streaming` options on)."""
   verilog = _translating( cmdline_opts )
   if level == "rtl" and not verilog:
     pytest.skip( "a whole RTL core in pymtl3's Python simulation runs a few cycles a second: "
                  "the rtl case runs under --test-verilog (one Verilator model)" )
   lv = "verilog" if verilog else level
-  n, s = _count( lv, COUNTS if cores == 1 else RING_COUNTS ), _seed()
-  ref, dut = runner( "func", cores ), runner( lv, cores )
-  cl = runner( "cl", cores ) if lv == "verilog" else None
-  perf = runner( "perf", cores ) if lv == "cl" else None
-  name = lv if cores == 1 else f"{lv}, {cores} cores"
+  counts = _counts( cores, design )
+  if lv not in counts:
+    pytest.skip( f"{design} on {cores} cores runs at {', '.join( counts )} (DESIGN_RING_COUNTS)" )
+  n, s = _count( lv, counts ), _seed()
+  ref, dut = runner( "func", cores, design ), runner( lv, cores, design )
+  cl = runner( "cl", cores, design ) if lv == "verilog" else None
+  perf = runner( "perf", cores, design ) if lv == "cl" else None
+  name = ( lv if cores == 1 else f"{lv}, {cores} cores" ) + ( "" if design == "dfx" else f", {design}" )
   st = STATS[ name ] = dict( programs=0, longest=0, cycles=0, most_cycles=0, syncs=0,
                              kinds=set() )
   print( f"\n{name}: {n} programs, DFX_RANDOM_SEED={s} DFX_HYPOTHESIS_PROFILE={_profile()}" )

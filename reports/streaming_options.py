@@ -1,0 +1,129 @@
+"""The design options past DFX (`config.DESIGN_FIELDS`), each alone and
+cumulatively, on one GPT-2 345M generation step on 4 cards, against the
+paper's design (the default configuration) and the HBM roofline.
+
+  python reports/streaming_options.py [--jobs N] [--cards C] [--pos P] [--preset NAME]
+
+The step is the report's breakdown step (context 96, with the logits).  An
+option alone is the default with only that field at the `streaming`
+profile's value; the cumulative rows add the options in `DESIGN_FIELDS`
+order, the last being the whole profile.  The roofline is the step's
+weights (`report.compute.weight_bytes`) over the cards' HBM bandwidth; its
+share is roofline / step.  Steps come from the performance model (CL-exact)
+through the step cache.  The tables go to stdout and
+build/reports/streaming_options.md; the roofline figure (each op class's
+cycles against the cycles its HBM bytes take at the full bandwidth, the
+default and the profile) to build/reports/streaming_roofline.png / .svg.
+"""
+
+import argparse
+import pathlib
+import sys
+
+ROOT = pathlib.Path( __file__ ).resolve().parent.parent
+sys.path.insert( 0, str( ROOT ) )
+
+from pymtl_dfx import profiles  # noqa: E402
+from pymtl_dfx.atomic import write_text  # noqa: E402
+from pymtl_dfx.config import DESIGN_FIELDS  # noqa: E402
+from pymtl_dfx.perf.sampled import StepCache, default_cache_dir, time_many  # noqa: E402
+from pymtl_dfx.appliance.host import emit_step  # noqa: E402
+from pymtl_dfx.compiler import stats  # noqa: E402
+from pymtl_dfx.report import compute, figures  # noqa: E402
+from pymtl_dfx.report.plan import PAPER  # noqa: E402
+
+PROFILE = "streaming"
+
+
+def rows():
+  """(name, group, --set list): the default, each option alone, then the
+  options added one by one (the last is the profile)."""
+  on = profiles.values( PROFILE )
+  options = [ k for k in DESIGN_FIELDS if k in on ]
+  out = [ ( "default (the paper's design)", "-", [] ) ]
+  out += [ ( f"{k}={on[ k ]}", "alone", [ f"{k}={on[ k ]}" ] ) for k in options ]
+  for i in range( 2, len( options ) + 1 ):
+    out.append( ( "+ " + options[ i - 1 ], "cumulative",
+                  [ f"{k}={on[ k ]}" for k in options[ :i ] ] ) )
+  everything = [ f"{k}={v}" for k, v in on.items() ]
+  if sorted( out[-1][2] ) == sorted( everything ):
+    out[-1] = ( f"{out[-1][0]}: profile `{PROFILE}`", out[-1][1], out[-1][2] )
+  else:
+    out.append( ( f"profile `{PROFILE}`", "profile", everything ) )
+  return out
+
+
+def class_roofline( m, pos ):
+  """{op class: cycles the busiest card's HBM bytes of that class take at
+  the full HBM bandwidth} of the step at `pos` with the logits."""
+  progs, classes = emit_step( m, m.emitter(), pos % m.gpt.vocab_size, pos, True )
+  per_core = [ stats.count( p, c, m.dfx.d, m.cores ) for p, c in zip( progs, classes ) ]
+  return { k: max( pc[ k ]["hbm_bytes"] for pc in per_core ) / m.dfx.hbm_bytes_per_cycle
+           for k in stats.CLASSES }
+
+
+def roofline_figure( rows, out_dir, what ):
+  """Bars of each op class's cycles per design beside its HBM roofline."""
+  import matplotlib.pyplot as plt
+  names = [ k for k in stats.CYCLE_CLASSES if any( r[1].get( k, 0 ) for r in rows ) ]
+  fig, ax = plt.subplots( figsize=( 9, 4.4 ) )
+  w = 0.8 / ( len( rows ) + 1 )
+  xs = range( len( names ) )
+  for i, ( label, classes, _ ) in enumerate( rows ):
+    ax.bar( [ x + i * w for x in xs ], [ classes.get( k, 0 ) for k in names ], w, label=label )
+  ax.bar( [ x + len( rows ) * w for x in xs ], [ rows[0][2].get( k, 0 ) for k in names ], w,
+          label="HBM roofline of its bytes", color="0.6", hatch="//" )
+  ax.set_xticks( [ x + w * len( rows ) / 2 for x in xs ], names )
+  ax.set_ylabel( "cycles per generation step" )
+  ax.set_title( f"Each op class against the roofline of its HBM bytes ({what}, modelled)" )
+  ax.legend( fontsize=8 )
+  ax.grid( axis="y", alpha=0.3 )
+  return figures.save( fig, str( out_dir ), "streaming_roofline" )
+
+
+def main( argv=None ):
+  ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
+  ap.add_argument( "--jobs", type=int, default=2 )
+  ap.add_argument( "--cards", type=int, default=4 )
+  ap.add_argument( "--pos", type=int, default=PAPER.breakdown_pos )
+  ap.add_argument( "--preset", default="gpt2-medium" )
+  args = ap.parse_args( argv )
+  table = rows()
+  ms = [ compute.model( PAPER, args.preset, args.cards, s ) for _, _, s in table ]
+  recs = time_many( [ ( m, args.pos % m.gpt.vocab_size, args.pos, True ) for m in ms ],
+                    StepCache( default_cache_dir() ), args.jobs )
+  roof_ms = compute.weight_bytes( ms[0].gpt ) / args.cards / ( ms[0].dfx.hbm_gbps * 1e9 ) * 1e3
+  base = recs[0]["cycles"]
+  lines = [ f"{args.preset}, {args.cards} cards, one step at context {args.pos + 1} with the "
+            f"logits; HBM roofline {roof_ms:.3f} ms", "",
+            "| design | options | cycles | ms | against the default | roofline share |",
+            "|---|---|---|---|---|---|" ]
+  for ( name, group, _ ), m, r in zip( table, ms, recs ):
+    c = r["cycles"]
+    lines.append( f"| {name} | {group} | {c:,} | {m.dfx.ms( c ):.3f} | {c - base:+,} "
+                  f"({100 * ( c - base ) / base:+.1f} %) | {100 * roof_ms / m.dfx.ms( c ):.1f} % |" )
+  classes = sorted( set( recs[0]["classes"] ) | set( recs[-1]["classes"] ),
+                    key=lambda k: -recs[0]["classes"].get( k, 0 ) )
+  roof = class_roofline( ms[0], args.pos )
+  lines += [ "", f"Cycles by op class, the default against `{table[-1][0]}`, and the cycles "
+             "the class's HBM bytes take at the full bandwidth (the busiest card):", "",
+             "| op class | default | all options | change | HBM roofline | share, all options |",
+             "|---|---|---|---|---|---|" ]
+  for k in classes:
+    a, b = recs[0]["classes"].get( k, 0 ), recs[-1]["classes"].get( k, 0 )
+    rf = roof.get( k, 0 )
+    share = f"{100 * rf / b:.0f} %" if b and rf else "-"
+    lines.append( f"| {k} | {a:,} | {b:,} | {b - a:+,} | {rf:,.0f} | {share} |" )
+  text = "\n".join( lines ) + "\n"
+  print( text, end="" )
+  out = ROOT / "build" / "reports"
+  out.mkdir( parents=True, exist_ok=True )
+  write_text( str( out / "streaming_options.md" ), text )
+  png = roofline_figure( [ ( "default (the paper's design)", recs[0]["classes"], roof ),
+                           ( table[-1][0], recs[-1]["classes"], roof ) ], out,
+                         f"{args.preset}, {args.cards} cards, context {args.pos + 1}" )
+  print( f"figure: {out / png}" )
+
+
+if __name__ == "__main__":
+  main()
