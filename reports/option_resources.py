@@ -1,0 +1,114 @@
+"""What each design option past DFX (`config.DESIGN_FIELDS`) costs in FPGA
+resources: the modules it changes, synthesised with the option off and on
+(Yosys `synth_xilinx -family xcup`, no -flatten, `stat -top`), times their
+instances in one core, at the paper's d=64, l=16.
+
+  python reports/option_resources.py [--out build/option_resources] [--timeout S]
+
+Prints a markdown table per option (module, instances, off, on, the
+difference times the instances) and the totals; the differences are what
+`sweep.resources.DESIGN_SYNTHESISED` records (a test checks that every
+option has a row there).  Options that are compiler-only change no module.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname( os.path.dirname( os.path.abspath( __file__ ) ) )
+sys.path.insert( 0, ROOT )
+sys.path.insert( 0, os.path.dirname( os.path.abspath( __file__ ) ) )
+
+from pymtl_dfx.config import DESIGN_FIELDS, DFXConfig  # noqa: E402
+from pymtl_dfx.kernel.resources import cells_to_resources  # noqa: E402
+from pymtl_dfx.sweep.resources import RESOURCES  # noqa: E402
+
+from resources import synthesise  # noqa: E402
+
+
+def _walkers( cfg, raster ):
+  from pymtl_dfx.isa.fields import ELEMS_BITS, VECS_BITS
+  from pymtl_dfx.lib.tile_walker import tile_walker_rtl
+  from pymtl_dfx.units.regfile.RFStorageRTL import storage_types
+  flat = storage_types( cfg )[1].nbits
+  widths = [ ( "MPU sequencer's walker", ELEMS_BITS, 1 ), ( "DMA's walkers", VECS_BITS, 2 ),
+             ( "register file manager's walker", max( ELEMS_BITS + 2, flat ), 1 ) ]
+  return [ ( f"{what} ({n} bits)", k, lambda n=n: tile_walker_rtl( n, cfg.psum_entries, raster ) )
+           for what, n, k in widths ]
+
+
+def _post( cfg, bypass ):
+  from pymtl_dfx.units.mpu.msgs import mk_mpu_types
+  T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
+  if bypass:
+    from pymtl_dfx.units.mpu.PostOpPipeRTL import PostOpPipeRTL
+    return [ ( "MPU post-op stages (PostOpPipeRTL)", 1,
+               lambda: PostOpPipeRTL( cfg.replace( mpu_post_bypass=1 ), T["Post"] ) ) ]
+  from pymtl_dfx.lib.pipeline import StallPipeRTL
+  from pymtl_dfx.units.mpu.PostOpComb import PostOpComb
+  return [ ( "MPU post-op operators (PostOpComb)", 1, lambda: PostOpComb( cfg.l ) ),
+           ( "MPU post-op pipe (StallPipeRTL)", 1,
+             lambda: StallPipeRTL( T["Post"], cfg.mpu_post_latency ) ) ]
+
+
+# option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor)] ), or None
+# for an option that changes the compiler only
+CHANGED = {
+  "mpu_raster_walk": ( 1, _walkers ),
+  "mpu_post_bypass": ( 1, _post ),
+}
+
+
+def synth( build, out, timeout ):
+  t0 = time.time()
+  try:
+    _, cells = synthesise( build, out, flatten=False, timeout=timeout, cells=True )
+  except subprocess.TimeoutExpired:
+    return None, f"Yosys did not finish in {timeout} s"
+  except subprocess.CalledProcessError as e:
+    return None, f"Yosys failed: {( e.stderr or e.stdout or '' ).strip()[ -200: ]}"
+  except Exception as e:     # the translation itself (pymtl3's Yosys backend)
+    return None, f"not translated: {type( e ).__name__}: {str( e ).splitlines()[0][ :200 ]}"
+  return cells_to_resources( cells ), f"{time.time() - t0:.0f} s"
+
+
+def main( argv=None ):
+  ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
+  ap.add_argument( "--out", default="build/option_resources" )
+  ap.add_argument( "--timeout", type=float, default=900 )
+  args = ap.parse_args( argv )
+  cfg = DFXConfig()
+  cols = " | ".join( RESOURCES )
+  for field in DESIGN_FIELDS:
+    if field not in CHANGED:
+      print( f"\n## {field}\n\nchanges the compiler only: no module\n" )
+      continue
+    value, modules = CHANGED[ field ]
+    total = dict.fromkeys( RESOURCES, 0 )
+    lines = [ f"\n## {field}={value}\n", f"| module | instances | side | {cols} | Yosys |",
+              "|---|---|---|" + "---|" * len( RESOURCES ) + "---|" ]
+    ok = True
+    for side, on in ( ( "off", False ), ( "on", True ) ):
+      for label, k, build in modules( cfg.replace( **{ field: value } ) if on else cfg, on ):
+        out = os.path.join( args.out, field, side, label.split( " (" )[0].replace( " ", "_" ) )
+        os.makedirs( out, exist_ok=True )
+        got, note = synth( build, out, args.timeout )
+        if got is None:
+          ok = False
+          lines.append( f"| {label} | {k} | {side} | " + " | ".join( "-" for _ in RESOURCES )
+                        + f" | {note} |" )
+          continue
+        for r in RESOURCES:
+          total[ r ] += ( k if on else -k ) * got.get( r, 0 )
+        lines.append( f"| {label} | {k} | {side} | "
+                      + " | ".join( f"{got.get( r, 0 ):,}" for r in RESOURCES ) + f" | {note} |" )
+    lines.append( f"| **on - off, x instances** | | | "
+                  + " | ".join( f"{total[ r ]:+,}" for r in RESOURCES )
+                  + ( " | |" if ok else " | incomplete: a module was not synthesised |" ) )
+    print( "\n".join( lines ), flush=True )
+
+
+if __name__ == "__main__":
+  main()
