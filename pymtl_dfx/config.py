@@ -208,9 +208,10 @@ class DFXConfig:
                (no hardware change: the units, the register file and the
                numerics are the same): 0 one head after another; 1 software
                pipelined over two register sets for the scores, the
-               probabilities and the softmax's scalars (heads alternate), so
-               that the VPU's softmax of one head overlaps the MPU's
-               matrices of its neighbours (`compiler.emit.StepEmitter.heads`)
+               probabilities and the softmax's scalars (heads alternate):
+               the next head's score matrix is issued before this head's
+               softmax, so the MPU computes it while the VPU runs the
+               softmax (`compiler.emit.StepEmitter.heads`)
   """
 
   d: int = 64

@@ -18,7 +18,9 @@ instruction has exactly one `hbm_read mpu` (its tile grid: rows, vecs,
 cmajor), right before it; the DMA walks the grid in tile order itself.  Two
 reads per matrix would deadlock an in-order core: a read finishes only when
 the MPU has taken its last tile, and the matrix instruction would sit
-behind the second read.  A CL/RTL scheduler may run the read ahead.  Results consumed once by the next VPU instruction are chained
+behind the second read.  A CL/RTL scheduler may run the read ahead.
+With `attn_head_pipeline` a layer's heads interleave (`heads`) and each
+matrix still has its one read right before it.  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
 """
 
@@ -151,21 +153,27 @@ class StepEmitter:
   def heads( s, layer, core, pos ):
     """Every local head of `layer`.  One register set: one head after
     another.  Two (`attn_head_pipeline`): software pipelined, score(0),
-    softmax(0), score(1), pv(0), softmax(1), score(2), pv(1), ...,
-    pv(last), heads alternating between the sets.  Issue is in order, so
-    the VPU's softmax(j + 1) runs while the MPU computes pv(j) (and
-    score(j + 1) while softmax(j) finishes), where today the MPU waits
-    for every softmax.  Each head's instructions are today's, into the
-    same output slice: only the order and the scores/probs/scalar
-    registers differ.  Each matrix keeps its one `hbm_read mpu` right
-    before it, so the DMA still streams the matrices in program order."""
+    score(1), softmax(0), pv(0), score(2), softmax(1), pv(1), ...,
+    softmax(last), pv(last), heads alternating between the sets.  Issue is
+    in order and an instruction waiting for its operands holds every later
+    one, so the next head's score is placed before this head's softmax:
+    the MPU computes score(j + 1) while the VPU runs softmax(j), where one
+    set makes the MPU wait for every softmax.  (score(j + 1) placed after
+    softmax(j) would issue only once softmax(j)'s last instruction has, as
+    its operands come from the one before.)  Each head's instructions are
+    today's, into the same output slice: only the order and the
+    scores/probs/scalar registers of odd heads differ.  Each matrix keeps
+    its one `hbm_read mpu` right before it, so the DMA streams the matrices'
+    tiles in the MPU's order."""
     if "scores.1" not in s.rf:
       return [ inst for j in range( s.Hc ) for inst in s.head( layer, j, core, pos ) ]
     parts = [ s.head_parts( layer, j, core, pos, s.head_regs( j ) ) for j in range( s.Hc ) ]
-    out = parts[0][0] + parts[0][1]
-    for j in range( 1, s.Hc ):
-      out += parts[j][0] + parts[j - 1][2] + parts[j][1]
-    return out + parts[-1][2]
+    out = parts[0][0]
+    for j in range( s.Hc ):
+      if j + 1 < s.Hc:
+        out += parts[ j + 1 ][0]          # the next head's score, on the other set
+      out += parts[j][1] + parts[j][2]
+    return out
 
   def softmax_vpu( s, T, regs=None ):
     """Softmax of the T scores at regs["scores"] into regs["probs"]

@@ -3,11 +3,12 @@ heads over two register sets (`emit.StepEmitter.heads`).  Only the order of
 the instructions and the scores/probs/scalar registers of odd heads change:
 with the second set renamed to the first, a step's program is the default
 program's multiset of instructions; each head's matrices and softmax come in
-the order score(0), softmax(0), score(1), pv(0), softmax(1), ..., pv(last),
-with its K/V writes and one `hbm_read mpu` right before its matrices; the
-default layout and program are unchanged by the option's existence (the
-second set lies after every other register), and a second set that does not
-fit the register file is a CompileError naming the option."""
+the order score(0), score(1), softmax(0), pv(0), score(2), softmax(1),
+pv(1), ..., softmax(last), pv(last), with its K/V writes and one
+`hbm_read mpu` right before its matrices; the default layout and program
+are unchanged by the option's existence (the second set lies after every
+other register), and a second set that does not fit the register file is a
+CompileError naming the option."""
 
 from collections import Counter
 
@@ -114,10 +115,10 @@ def test_the_order_of_the_heads( pos ):
   events0, sets0 = head_events( *programs( 0, pos )[:2], 1 )
   events1, sets1 = head_events( *programs( 1, pos )[:2], 1 )
   today = [ e for j in range( Hc ) for e in ( ( "S", j ), ( "X", 0 ), ( "P", j ) ) ]
-  piped = [ ( "S", 0 ), ( "X", 0 ) ]
-  for j in range( 1, Hc ):
-    piped += [ ( "S", j ), ( "P", j - 1 ), ( "X", j % 2 ) ]
-  piped += [ ( "P", Hc - 1 ) ]
+  piped = [ ( "S", 0 ) ]
+  for j in range( Hc ):
+    piped += [ ( "S", j + 1 ) ] if j + 1 < Hc else []
+    piped += [ ( "X", j % 2 ), ( "P", j ) ]
   assert matrices( events0 ) == today * GPT.n_layer
   assert matrices( events1 ) == piped * GPT.n_layer
   # the default uses one set; pipelined heads alternate, a head's score
