@@ -111,6 +111,7 @@ CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_lat
 DESIGN_FIELDS = (
   "mpu_raster_walk",
   "mpu_post_bypass",
+  "attn_head_pipeline",
 )
 
 
@@ -203,6 +204,14 @@ class DFXConfig:
                command uses (the adder for CONV1D, the multiplier for
                MASKEDMM, the GELU table for post-op GELU; one register when
                it uses none), so the depth is `mpu_post_latency_for(op, post)`
+  attn_head_pipeline  the compiler's order of a layer's attention heads
+               (no hardware change: the units, the register file and the
+               numerics are the same): 0 one head after another; 1 software
+               pipelined over two register sets for the scores, the
+               probabilities and the softmax's scalars (heads alternate):
+               the next head's score matrix is issued before this head's
+               softmax, so the MPU computes it while the VPU runs the
+               softmax (`compiler.emit.StepEmitter.heads`)
   """
 
   d: int = 64
@@ -243,6 +252,7 @@ class DFXConfig:
   done_latency_cycles: int = 0
   mpu_raster_walk: int = 0
   mpu_post_bypass: int = 0
+  attn_head_pipeline: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -283,6 +293,10 @@ class DFXConfig:
     _check(errors, "mpu_post_bypass", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (every post-op stage passed) or 1 (only the command's)")
+    value = self.attn_head_pipeline
+    _check(errors, "attn_head_pipeline", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (heads one after another) or 1 (two register sets, pipelined)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")

@@ -18,7 +18,9 @@ instruction has exactly one `hbm_read mpu` (its tile grid: rows, vecs,
 cmajor), right before it; the DMA walks the grid in tile order itself.  Two
 reads per matrix would deadlock an in-order core: a read finishes only when
 the MPU has taken its last tile, and the matrix instruction would sit
-behind the second read.  A CL/RTL scheduler may run the read ahead.  Results consumed once by the next VPU instruction are chained
+behind the second read.  A CL/RTL scheduler may run the read ahead.
+With `attn_head_pipeline` a layer's heads interleave (`heads`) and each
+matrix still has its one read right before it.  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
 """
 
@@ -28,6 +30,7 @@ import numpy as np
 
 from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
 from ..lib.arith import ceil_div
+from .layout import HEAD_SET_REGS
 
 
 class StepEmitter:
@@ -110,8 +113,15 @@ class StepEmitter:
       make( R.SYNC, rf=out_reg, len=seg ),
     ]
 
-  def head( s, layer, j, core, pos ):
-    """Attention of local head j: append K and V, scores, softmax, p V."""
+  def head_regs( s, j ):
+    """The register set of local head j ({scores, probs, s0, s1}): the one
+    set, or with the layout's second set (`attn_head_pipeline`) set j % 2."""
+    suffix = ".1" if j % 2 and "scores.1" in s.rf else ""
+    return { name: s.rf[ name + suffix ] for name in HEAD_SET_REGS }
+
+  def head_parts( s, layer, j, core, pos, regs ):
+    """Attention of local head j in its three parts: (append K and V, then
+    the scores; the softmax; p V), on register set `regs`."""
     rf, d, l, hd, Hc = s.rf, s.d, s.l, s.hd, s.Hc
     T = pos + 1
     q = rf["qkv"] + s.ents( j * hd )
@@ -120,32 +130,62 @@ class StepEmitter:
     k_base, v_base = s.kv[ f"h{layer}.k{j}" ], s.kv[ f"h{layer}.v{j}" ]
     R_k = hd // d
     c, jj = divmod( pos, l )
-    out = [ make( D.HBM_WRITE, rf=k + r, addr=k_base + ( ( c * R_k + r ) * l + jj ) * s.vw,
-                  vecs=1 ) for r in range( R_k ) ]
-    out.append( make( D.HBM_WRITE, rf=v, addr=v_base, vecs=s.ents( hd ), tr=1, pos=pos ) )
+    score = [ make( D.HBM_WRITE, rf=k + r, addr=k_base + ( ( c * R_k + r ) * l + jj ) * s.vw,
+                    vecs=1 ) for r in range( R_k ) ]
+    score.append( make( D.HBM_WRITE, rf=v, addr=v_base, vecs=s.ents( hd ), tr=1, pos=pos ) )
     # K^T [hd, T]: column-major grid, so the first ceil(T/l) column tiles are a prefix
-    out.append( make( D.HBM_READ, mpu=1, addr=k_base, vecs=R_k * ceil_div( T, l ) * l,
-                      rows=hd, cmajor=1 ) )
-    out.append( make( C.MASKEDMM, dst=rf["scores"], src1=q, rows=hd, cols=T,
-                      scale=s.scale, mask=T ) )
-    out += s.softmax_vpu( T )
+    score.append( make( D.HBM_READ, mpu=1, addr=k_base, vecs=R_k * ceil_div( T, l ) * l,
+                        rows=hd, cmajor=1 ) )
+    score.append( make( C.MASKEDMM, dst=regs["scores"], src1=q, rows=hd, cols=T,
+                        scale=s.scale, mask=T ) )
     # V [T, hd]: row-major grid, a new row chunk is appended at the end
-    out.append( make( D.HBM_READ, mpu=1, addr=v_base,
-                      vecs=ceil_div( T, d ) * ceil_div( hd, l ) * l, rows=T ) )
-    out.append( make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
-                      src1=rf["probs"], rows=T, cols=hd ) )
+    pv = [ make( D.HBM_READ, mpu=1, addr=v_base,
+                 vecs=ceil_div( T, d ) * ceil_div( hd, l ) * l, rows=T ),
+           make( C.MM, dst=rf["a"] + s.ents( ( core * Hc + j ) * hd ),
+                 src1=regs["probs"], rows=T, cols=hd ) ]
+    return score, s.softmax_vpu( T, regs ), pv
+
+  def head( s, layer, j, core, pos ):
+    """Attention of local head j: append K and V, scores, softmax, p V."""
+    score, soft, pv = s.head_parts( layer, j, core, pos, s.head_regs( j ) )
+    return score + soft + pv
+
+  def heads( s, layer, core, pos ):
+    """Every local head of `layer`.  One register set: one head after
+    another.  Two (`attn_head_pipeline`): software pipelined, score(0),
+    score(1), softmax(0), pv(0), score(2), softmax(1), pv(1), ...,
+    softmax(last), pv(last), heads alternating between the sets.  Issue is
+    in order and an instruction waiting for its operands holds every later
+    one, so the next head's score is placed before this head's softmax:
+    the MPU computes score(j + 1) while the VPU runs softmax(j), where one
+    set makes the MPU wait for every softmax.  (score(j + 1) placed after
+    softmax(j) would issue only once softmax(j)'s last instruction has, as
+    its operands come from the one before.)  Each head's instructions are
+    today's, into the same output slice: only the order and the
+    scores/probs/scalar registers of odd heads differ.  Each matrix keeps
+    its one `hbm_read mpu` right before it, so the DMA streams the matrices'
+    tiles in the MPU's order."""
+    if "scores.1" not in s.rf:
+      return [ inst for j in range( s.Hc ) for inst in s.head( layer, j, core, pos ) ]
+    parts = [ s.head_parts( layer, j, core, pos, s.head_regs( j ) ) for j in range( s.Hc ) ]
+    out = parts[0][0]
+    for j in range( s.Hc ):
+      if j + 1 < s.Hc:
+        out += parts[ j + 1 ][0]          # the next head's score, on the other set
+      out += parts[j][1] + parts[j][2]
     return out
 
-  def softmax_vpu( s, T ):
-    """Softmax of the T scores at rf["scores"] into rf["probs"] (`numerics.softmax`)."""
-    rf = s.rf
+  def softmax_vpu( s, T, regs=None ):
+    """Softmax of the T scores at regs["scores"] into regs["probs"]
+    (`numerics.softmax`); regs: a head's register set (default rf's)."""
+    r = regs or s.rf
     return [
-      s.vec( C.REDMAX, rf["s0"], rf["scores"], T ),
-      s.vec( C.SUB, rf["probs"], rf["scores"], T, rf["s0"], bcast=True, chain=True ),
-      s.vec( C.EXP, rf["probs"], rf["probs"], T ),
-      s.vec( C.ACCUM, rf["s1"], rf["probs"], T ),
-      s.vec( C.RECIP, rf["s1"], rf["s1"], 1 ),
-      s.vec( C.MUL, rf["probs"], rf["probs"], T, rf["s1"], bcast=True ),
+      s.vec( C.REDMAX, r["s0"], r["scores"], T ),
+      s.vec( C.SUB, r["probs"], r["scores"], T, r["s0"], bcast=True, chain=True ),
+      s.vec( C.EXP, r["probs"], r["probs"], T ),
+      s.vec( C.ACCUM, r["s1"], r["probs"], T ),
+      s.vec( C.RECIP, r["s1"], r["s1"], 1 ),
+      s.vec( C.MUL, r["probs"], r["probs"], T, r["s1"], bcast=True ),
     ]
 
   # -- a whole step ----------------------------------------------------------
@@ -181,8 +221,7 @@ class StepEmitter:
         s.weight_stream( f"h{i}.c_attn" ),
         make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
       ] )
-      for j in range( s.Hc ):
-        add( "attention", s.head( i, j, core, pos ) )
+      add( "attention", s.heads( i, core, pos ) )
       add( "attention", [ make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) ] )
       add( "attention", s.column_slice( i, "attn_proj", rf["a"], s.A, rf["o"], "attn_proj",
                                         f"h{i}.b_o", core ) )

@@ -43,6 +43,12 @@ class Allocator:
     return s.regions[ name ]
 
 
+# The registers one attention head uses (its scores, probabilities and the
+# softmax's two scalars); `attn_head_pipeline` gives a second set of them,
+# named with the suffix ".1".
+HEAD_SET_REGS = ( "scores", "probs", "s0", "s1" )
+
+
 def words_of_vectors( n_vectors, dfx ):
   return n_vectors * dfx.entry_words
 
@@ -74,6 +80,11 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   rf.take( "m", ents( part.mlp_proj.padded ) )
   rf.take( "b_m", ents( part.mlp_proj.seg ) )
   rf.take( "logits", ents( part.vocab.seg ) )
+  if dfx.attn_head_pipeline:
+    # the second register set of the pipelined heads (`emit.StepEmitter.heads`),
+    # after every other region so the rest of the layout is the default's
+    for name in HEAD_SET_REGS:
+      rf.take( f"{name}.1", ents( T ) if name in ( "scores", "probs" ) else 1 )
 
   # HBM (words): weight streams, then K/V caches
   hbm = Allocator()

@@ -26,7 +26,9 @@ Limits (one `CompileError` lists every one that fails):
                    matrices (rows n_embd, n_inner or attn_dim) and attention's
                    q K^T (rows head_dim) and p V (rows = the compiled
                    context)
-  register file    the layout's last entry < vreg_entries
+  register file    the layout's last entry < vreg_entries (with
+                   attn_head_pipeline, its own message when only the
+                   second register set of the heads does not fit)
   context          1 <= max_tokens <= n_positions (wpe has n_positions
                    rows) and every position fits the ISA's pos field
   DMA transfer     the longest `hbm_read` (a whole weight matrix, or a
@@ -153,11 +155,19 @@ def check_limits( gpt, dfx, cores, layout ):
 
   have = dfx.vreg_entries
   need = layout["rf_entries"]
-  if need > have:
+  second = layout["rf"].get( "scores.1" )     # attn_head_pipeline's second set
+  if second is not None and second <= have < need:
+    errors.append( f"register file: attn_head_pipeline=1 needs a second set of scores, "
+                   f"probs and two scalars ({need - second} entries of d={dfx.d}, up to "
+                   f"v{need - 1}), vreg_entries={have} available (the rest of the layout "
+                   f"takes {second}); set attn_head_pipeline=0, raise vreg_entries or "
+                   f"compile a shorter context" )
+  elif need > have:
+    pipelined = "" if second is None else " (twice with attn_head_pipeline=1)"
     errors.append( f"register file: the layout needs {need} entries of d={dfx.d} (highest "
                    f"v{need - 1}), vreg_entries={have} available; raise vreg_entries or "
                    f"compile a shorter context (scores and probs take "
-                   f"2 * ceil(max_tokens / d) entries)" )
+                   f"2 * ceil(max_tokens / d) entries{pipelined})" )
 
   T = layout["max_tokens"]
   if not 1 <= T <= gpt.n_positions:

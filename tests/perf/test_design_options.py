@@ -32,15 +32,18 @@ MAX_TOKENS = 4
 OPTIONS = {
   "mpu_raster_walk": ( 1, "1" ),
   "mpu_post_bypass": ( 1, "1" ),
+  # the small model has 2 heads, both on the one core: they pipeline
+  "attn_head_pipeline": ( 1, "1" ),
 }
 # field: values the config refuses
 BAD = {
   "mpu_raster_walk": ( 2, -1, "x", 1.0, True ),
   "mpu_post_bypass": ( 2, -1, "x", 1.0, True ),
+  "attn_head_pipeline": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
-TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass" }
+TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline" }
 
 
 def test_every_design_field_is_exercised():
