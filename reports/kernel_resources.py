@@ -1,6 +1,6 @@
 """The kernel's FPGA resources at a DFXConfig (default: the paper's d=64, l=16).
 
-  python reports/kernel_resources.py [--set key=value ...] [--synth] [--timeout S]
+  python reports/kernel_resources.py [--profile NAME] [--set key=value ...] [--synth] [--timeout S]
                                      [--out build/kernel_resources]
 
 Prints `pymtl_dfx.kernel.resources.kernel_resources(cfg)` as markdown: the
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from pymtl_dfx.config import DFXConfig
+from pymtl_dfx import profiles
 from pymtl_dfx.kernel.resources import (SHIMS_SYNTHESISED, cells_to_resources, kernel_resources,
                                         markdown)
 from pymtl_dfx.sweep.resources import RESOURCES
@@ -89,12 +89,14 @@ def synth_one( module, at, build, out, timeout ):
 
 def main( argv=None ):
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
+  ap.add_argument( "--profile", choices=profiles.names(), default=None,
+                   help="a named set of DFXConfig values, applied before --set" )
   ap.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE" )
   ap.add_argument( "--synth", action="store_true" )
   ap.add_argument( "--timeout", type=float, default=1800 )
   ap.add_argument( "--out", default="build/kernel_resources" )
   args = ap.parse_args( argv )
-  cfg = DFXConfig().with_overrides( args.set )
+  cfg = profiles.config( args.profile ).with_overrides( args.set )
   if args.synth:
     os.makedirs( args.out, exist_ok=True )
     print( "| module | at | " + " | ".join( RESOURCES ) + " | in SHIMS_SYNTHESISED | seconds |" )

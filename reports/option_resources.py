@@ -39,25 +39,36 @@ def _walkers( cfg, raster ):
            for what, n, k in widths ]
 
 
-def _post( cfg, bypass ):
+def post_registers( cfg ):
+  """{FF} the post-op bypass adds, counted, not synthesised: pymtl3 3.1's
+  YosysTranslationPass leaves a stall pipe's bitstruct-list message tied
+  to x (docstring of reports/unit_resources.py), so neither side of this
+  option goes through Yosys.  The operators are the same on both sides
+  (the adder, multiplier and GELU per lane); the stages are one register
+  deeper (the `hold` stage: 48 instead of 47 at the paper's latencies) of
+  the post-op message (l x 16 bits and the tile index) and its valid bit.
+  The stage-entry multiplexers are not counted."""
+  from pymtl_dfx.isa import ComputeOp as C, PostOp
   from pymtl_dfx.units.mpu.msgs import mk_mpu_types
-  T = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )
-  if bypass:
-    from pymtl_dfx.units.mpu.PostOpPipeRTL import PostOpPipeRTL
-    return [ ( "MPU post-op stages (PostOpPipeRTL)", 1,
-               lambda: PostOpPipeRTL( cfg.replace( mpu_post_bypass=1 ), T["Post"] ) ) ]
-  from pymtl_dfx.lib.pipeline import StallPipeRTL
-  from pymtl_dfx.units.mpu.PostOpComb import PostOpComb
-  return [ ( "MPU post-op operators (PostOpComb)", 1, lambda: PostOpComb( cfg.l ) ),
-           ( "MPU post-op pipe (StallPipeRTL)", 1,
-             lambda: StallPipeRTL( T["Post"], cfg.mpu_post_latency ) ) ]
+  on = cfg.replace( mpu_post_bypass=1 )
+  stages = sum( on.mpu_post_latency_for( op, post ) for op, post in
+                ( ( C.CONV1D, PostOp.NONE ), ( C.MASKEDMM, PostOp.NONE ), ( C.MM, PostOp.GELU ),
+                  ( C.MM, PostOp.NONE ) ) )
+  width = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["Post"].nbits + 1
+  return dict( FF=( stages - cfg.mpu_post_latency ) * width,
+               how=f"{stages} register stages instead of {cfg.mpu_post_latency}, "
+                   f"{width} bits each (counted: not synthesisable by pymtl3's Yosys backend)" )
 
 
 # option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor)] ), or None
 # for an option that changes the compiler only
 CHANGED = {
   "mpu_raster_walk": ( 1, _walkers ),
-  "mpu_post_bypass": ( 1, _post ),
+}
+# option -> counted resources (`post_registers`), for an option whose modules
+# Yosys cannot take
+COUNTED = {
+  "mpu_post_bypass": post_registers,
 }
 
 
@@ -82,6 +93,11 @@ def main( argv=None ):
   cfg = DFXConfig()
   cols = " | ".join( RESOURCES )
   for field in DESIGN_FIELDS:
+    if field in COUNTED:
+      got = COUNTED[ field ]( cfg )
+      print( f"\n## {field}\n\n" + ", ".join( f"{k} {v:+,}" for k, v in got.items() if k != "how" )
+             + f": {got['how']}\n" )
+      continue
     if field not in CHANGED:
       print( f"\n## {field}\n\nchanges the compiler only: no module\n" )
       continue

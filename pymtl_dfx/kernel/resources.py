@@ -106,6 +106,8 @@ CORE_SLR = {
   "MPU: accumulator and post-op adders": 1, "MPU: post-op multipliers": 1, "MPU: GELU": 1,
   "MPU: max tree": 1,
   "VPU: lanes": 2, "VPU: adder tree and accumulator": 2, "VPU: max tree and accumulator": 2,
+  # the design options' additions sit with the unit they change
+  "design option: mpu_raster_walk": 0, "design option: mpu_post_bypass": 1,
 }
 LANES = "MPU: MFU lanes"
 

@@ -27,6 +27,7 @@ nothing of it was synthesised).  `LEFT_OUT` lists what is not estimated.
 
 import math
 
+from ..config import DFXConfig
 from .vrf_banking import vrf_banks
 
 U280_SOURCE = "AMD DS963 / UG1314 Alveo U280 data sheet"
@@ -54,6 +55,25 @@ SYNTHESISED = {
   "FP16 gelu":       (   1,  2_067,   510, _UNITS ),
   "FP16 invpow2":    (   0,     10,    17, _UNITS ),
 }
+
+_OPTIONS = "python reports/option_resources.py"
+# What a design option (`config.DESIGN_FIELDS`) adds to one core when on:
+# the modules it changes synthesised off and on (Yosys 0.23 as above),
+# the difference times their instances at the paper's d=64, l=16, by
+# `reports/option_resources.py`; "counted" where pymtl3's Yosys backend
+# cannot take the modules (the stall pipes' bitstruct messages).  An
+# option that changes the compiler only adds nothing and has no row.
+DESIGN_SYNTHESISED = {
+  # field: ( {resource: difference}, source, how )
+  "mpu_raster_walk": ( dict( LUT=-232, FF=80 ), "synthesised",
+                       "4 tile walkers (MPU, DMA x 2, register file manager) raster - zigzag" ),
+  "mpu_post_bypass": ( dict( FF=276 ), "counted",
+                       "one more post-op register stage (48 instead of 47) of 276 bits; the "
+                       "stage-entry multiplexers not counted" ),
+}
+
+# the design options that change the compiler only (no module, no row)
+COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", )
 
 # RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
 RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),
@@ -141,6 +161,10 @@ def estimate_resources( dfx ):
   for name, n, depth, width, how in mems:
     rows.append( _row( name, n, dict( BRAM36=bram36( max( depth, 1 ), width ) ), "extrapolated",
                        how + ", in RAMB36E2 from its bits (not synthesised)" ) )
+  for field, ( diff, source, how ) in DESIGN_SYNTHESISED.items():
+    if getattr( dfx, field ) != DFXConfig.__dataclass_fields__[ field ].default:
+      rows.append( _row( f"design option: {field}", 1, diff, source,
+                         how + f" ({_OPTIONS}, at d=64, l=16)" ) )
   totals = { k: sum( r[k] for r in rows ) for k in RESOURCES }
   percent = { k: 100 * totals[k] / U280[k] for k in RESOURCES }
   over = [ k for k in RESOURCES if totals[k] > U280[k] ]
