@@ -109,6 +109,7 @@ CALIBRATION_FIELDS = ("hbm_stream_efficiency", "ring_hop_overhead_ns", "done_lat
 # design, so the default configuration and the profiles of DFX reproduce the
 # paper; the profile `streaming` turns them on (docs/perf.md "Design options").
 DESIGN_FIELDS = (
+  "reduce_partials",
 )
 
 
@@ -185,6 +186,13 @@ class DFXConfig:
                    Models a controller that learns of a completion late
                    (status polled through its scheduler), so a dependent
                    instruction issues later; at least 0
+  Design options (`DESIGN_FIELDS`; defaults: DFX as built):
+  reduce_partials  interleaved partial sums in the VPU's chunk accumulator
+                   (1: one running value, a chunk per adder latency; P > 1, a
+                   power of two: chunk i goes into partial i mod P, so a chunk
+                   enters each cycle once P >= fp_add_latency, and the partials
+                   are combined by a pairwise tree through the same adder;
+                   `numerics.reduce_sum`'s order with partials=P)
   """
 
   d: int = 64
@@ -223,6 +231,7 @@ class DFXConfig:
   inst_buffer_entries: int = 4
   weight_fifo_entries: int = 4
   done_latency_cycles: int = 0
+  reduce_partials: int = 1
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -233,7 +242,7 @@ class DFXConfig:
                  "fp_recip_latency", "fp_rsqrt_latency", "fp_invpow2_latency",
                  "sfu_rom_latency",
                  "scoreboard_entries", "inst_buffer_entries",
-                 "weight_fifo_entries"]
+                 "weight_fifo_entries", "reduce_partials"]
     errors = _int_field_errors(self, int_names)
     # the host's cost, refresh and a hop's overhead may be 0 (none); every
     # other rate or latency > 0
@@ -263,7 +272,7 @@ class DFXConfig:
              f"must be less than hbm_refresh_interval_ns={short_repr(self.hbm_refresh_interval_ns)}")
     if not errors:
       for name in ("d", "l", "hbm_channels", "vreg_entries", "mreg_entries",
-                   "psum_entries"):
+                   "psum_entries", "reduce_partials"):
         value = getattr(self, name)
         _check(errors, name, value, _is_pow2(value), "must be a power of two")
       _check(errors, "hbm_channel_bits", self.hbm_channel_bits,
@@ -539,6 +548,15 @@ class DFXConfig:
   @property
   def hbm_bytes(self) -> int:
     return self.hbm_channels * self.hbm_channel_mb * 2**20
+
+  def __str__(self) -> str:
+    # pymtl3 names an RTL component's Verilog module after str() of its
+    # construct arguments: the design options at their defaults are left
+    # out, so the paper's design keeps the module names (and the Verilog,
+    # and Verilator's ccache) it had before the options existed
+    shown = (f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+             if f.name not in DESIGN_FIELDS or getattr(self, f.name) != f.default)
+    return f"{type(self).__name__}({', '.join(shown)})"
 
   def replace(self, **changes) -> "DFXConfig":
     return dataclasses.replace(self, **changes)
