@@ -126,8 +126,8 @@ def reduce_sum(x, d, partials=1):
   docstring, steps 3' and 3'')."""
   check_partials(partials)
   x32 = np.asarray(x, F16).astype(F32)
-  sums = _tree_sum32(_chunked(x32, d), axis=1)
   with np.errstate(over="ignore", invalid="ignore"):     # inf/NaN are IEEE results
+    sums = _tree_sum32(_chunked(x32, d), axis=1)
     acc = _accumulate32(sums) if partials == 1 else _interleave32(sums, partials)
   return canonical(acc.astype(F16))
 
