@@ -1,0 +1,103 @@
+"""The design options past DFX (`config.DESIGN_FIELDS`) act in CL and in
+perf alike: for each option a non-default value, on the small model of
+test_perf_vs_cl (one step with logits), gives perf == CL (every step, op
+class and unit), changes the cycles from the default design's, and leaves
+the tokens and logits those of the default design's numerics (an option
+that changes the numerics names its variant in `numerics` and is checked
+against that instead).  A bad value of an option is a ConfigError naming
+it, from the config and from the command line.  At its default an option
+leaves `str(DFXConfig)` (pymtl3's module names of every RTL component
+taking the config) as it was before the option existed."""
+
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+from pymtl_dfx import cli, perf
+from pymtl_dfx.appliance.host import Host
+from pymtl_dfx.compiler.build import compile_model
+from pymtl_dfx.config import DESIGN_FIELDS, ConfigError, DFXConfig
+from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
+
+from test_perf_vs_cl import GPT, dfx_config
+
+PROMPT, NEW = [ 5 ], 1
+MAX_TOKENS = 4
+
+# field: (cores, a non-default value)
+OPTIONS = {
+  "reduce_partials": ( 1, "8" ),
+}
+# options whose numerics differ: checked against the functional model of the
+# same configuration (their variant in `numerics`, which tests/funcsim holds
+# funcsim to) instead of the default design's
+NUMERICS_VARIANTS = { "reduce_partials" }
+# field: values the config refuses
+BAD = {
+  "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
+}
+
+
+def test_every_design_field_is_exercised():
+  assert set( OPTIONS ) == set( DESIGN_FIELDS ) == set( BAD )
+
+
+@functools.lru_cache( maxsize=None )
+def compiled( cores, override=None ):
+  w = random_weights( GPT, 7 ).to_fp16()
+  cfg = dfx_config( cores, [ override ] if override else [] )
+  return compile_model( w, cfg, cores, max_tokens=MAX_TOKENS )
+
+
+def bits( logits ):
+  return np.asarray( logits, np.float16 ).view( np.uint16 )
+
+
+@pytest.mark.parametrize( "field", list( OPTIONS ) )
+def test_design_option_acts_in_cl_and_perf_alike( field ):
+  cores, value = OPTIONS[ field ]
+  c = compiled( cores, f"{field}={value}" )
+  assert getattr( c.dfx, field ) == int( value )
+  host = Host( c, "cl" )
+  tokens = host.generate( PROMPT, NEW )
+  cl = host.results()
+  assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
+  base = perf.run( compiled( cores ), PROMPT, NEW )
+  assert cl["step_cycles"] != base["step_cycles"], f"{field}={value} changed no cycle"
+  ref = Host( c if field in NUMERICS_VARIANTS else compiled( cores ), "func" )
+  assert ref.generate( PROMPT, NEW ) == tokens
+  assert np.array_equal( bits( ref.last_logits ), bits( host.last_logits ) )
+
+
+@pytest.mark.parametrize( "field,value", [ ( f, v ) for f, vs in BAD.items() for v in vs ] )
+def test_bad_design_option_names_the_field( field, value ):
+  with pytest.raises( ConfigError, match=rf"{field}={value!r} \(must be" ):
+    DFXConfig( **{ field: value } )
+
+
+@pytest.mark.parametrize( "field", list( BAD ) )
+def test_bad_design_option_on_the_command_line( field, capsys ):
+  """`--set` refuses a bad value as a usage error (exit 2) in one line naming
+  the field (no traceback)."""
+  for value in ( BAD[ field ][0], "x" ):
+    assert cli.main( [ "perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache",
+                      "--set", f"{field}={value}" ] ) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith( "dfx perf:" ) and f"{field}=" in err and "\n" not in err
+    assert "Traceback" not in err
+
+
+def test_a_default_option_leaves_the_module_names():
+  """str() of the config (what pymtl3 names modules after) omits an option
+  at its default, so the default design's Verilog is today's; any other
+  value shows, so the two designs get different modules."""
+  cfg = DFXConfig()
+  # the options are the last fields: str() is repr() cut before them
+  assert str( cfg ) == repr( cfg )[ :len( str( cfg ) ) - 1 ] + ")"
+  for f in dataclasses.fields( cfg ):
+    assert ( f"{f.name}=" in str( cfg ) ) == ( f.name not in DESIGN_FIELDS )
+  for field, ( _, value ) in OPTIONS.items():
+    assert f"{field}={int( value )!r}" in str( cfg.replace( **{ field: int( value ) } ) )
