@@ -141,13 +141,14 @@ def test_cl_equals_rtl_under_stalls( d, partials, level, cmdline_opts ):
       key=lambda r: r.arrivals )
 
 
-@pytest.mark.parametrize( "d", [ 4, 8 ] )
-def test_no_stall_latency_is_the_config_formula( d, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ) ] + PARTIALS )
+def test_no_stall_latency_is_the_config_formula( d, partials, level, cmdline_opts ):
   """One instruction, no stalls: its first out message arrives
   `no_stall_latency` cycles after the sources start: every opcode at CL;
   at RTL (one elaboration per run) one element-wise and one reduction
   opcode, 3 chunks, and every opcode's RTL no-stall timing equals the CL's
-  in `test_cl_equals_rtl_under_stalls`."""
+  in `test_cl_equals_rtl_under_stalls`.  With P partials the reductions run
+  1 .. 2P + 1 chunks at CL (every count of live partials)."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
   _skip_slow_rtl( d, level, cmdline_opts )
@@ -155,12 +156,16 @@ def test_no_stall_latency_is_the_config_formula( d, level, cmdline_opts ):
   rf = random_rf( d, rng )
   full = level == "cl"
   ops = VPU_OPS if full else [ C.MUL, C.ACCUM ]
-  cfg = DFXConfig( d=d )
+  cfg = DFXConfig( d=d, reduce_partials=partials )
+  lengths = ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, )
+  if partials > 1 and full:
+    lengths = [ c * d for c in range( 1, 2 * partials + 2 ) ]
   for op in ops:
-    for n in ( ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, ) ):
+    for n in ( lengths if op.is_reduction else lengths[:2] ):
       inst = make( op, dst=0, src1=0, len=n ) if op not in BINARY else \
              make( op, dst=0, src1=0, src2=8, len=n, bcast=0 )
-      r = run_engine( level, d, streams_of( [ inst ], rf ), cmdline_opts )
+      r = run_engine( level, d, streams_of( [ inst ], rf, partials ), cmdline_opts,
+                      partials=partials )
       assert r.arrivals["out"][0] == no_stall_latency( cfg, op, n ), ( op.mnemonic, n )
 
 
