@@ -72,7 +72,7 @@ class VPUAccumPartialsRTL( Component ):
     s.pb      = Wire( SlotT )
     s.chunk_in = Wire()
     s.pass_in = Wire()
-    s.final   = Wire()
+    s.last_op   = Wire()
     s.sel_max = Wire()
     s.op_a    = Wire( FP16 )
     s.op_b    = Wire( FP16 )
@@ -114,14 +114,21 @@ class VPUAccumPartialsRTL( Component ):
       s.chunk_in @= s.recv.val & s.recv.rdy
       s.pass_in @= s.combining_r.out & s.pipe.recv.rdy & s.ready[ s.pa_r.out ] & s.ready[ s.pb ]
       s.enter @= s.chunk_in | s.pass_in
+      s.pipe.recv.val @= s.enter
+
+    # the operands in their own block, the adder's result in another: one
+    # block reading the adder's output and writing its inputs is a
+    # combinational loop to Verilator (UNOPTFLAT)
+    @update
+    def up_partials_operands():
       if s.combining_r.out:
-        s.final @= s.live_r.out == 2
+        s.last_op @= s.live_r.out == 2
         s.sel_max @= s.is_max_r.out
         s.dest @= s.pa_r.out
         s.op_a @= s.val[ s.pa_r.out ]
         s.op_b @= s.val[ s.pb ]
       else:
-        s.final @= s.recv.msg.first & s.recv.msg.last
+        s.last_op @= s.recv.msg.first & s.recv.msg.last
         s.sel_max @= s.recv.msg.is_max
         s.dest @= s.cslot
         if ~s.ident:
@@ -131,9 +138,11 @@ class VPUAccumPartialsRTL( Component ):
         else:
           s.op_a @= NEG_ZERO
         s.op_b @= s.recv.msg.v
-      s.pipe.recv.val @= s.enter
       s.pipe.recv.msg.slot @= s.dest
-      s.pipe.recv.msg.last @= s.final
+      s.pipe.recv.msg.last @= s.last_op
+
+    @update
+    def up_partials_result():
       if s.sel_max:
         s.pipe.recv.msg.v @= s.max.out
       else:
@@ -143,7 +152,7 @@ class VPUAccumPartialsRTL( Component ):
     def up_partials_next():
       for i in range( P ):
         s.pending.in_[i] @= ( s.pending.out[i] & ~( s.write & ( s.wslot == i ) ) ) \
-                            | ( s.enter & ~s.final & ( s.dest == i ) )
+                            | ( s.enter & ~s.last_op & ( s.dest == i ) )
       # the chunk counter
       s.slot_r.in_ @= s.slot_r.out
       s.wrapped_r.in_ @= s.wrapped_r.out
@@ -173,7 +182,7 @@ class VPUAccumPartialsRTL( Component ):
           s.stride_r.in_ @= s.stride_r.out << 1
           s.pa_r.in_ @= 0
           s.pair_r.in_ @= 0
-          s.combining_r.in_ @= ~s.final
+          s.combining_r.in_ @= ~s.last_op
         else:
           s.pa_r.in_ @= s.pa_r.out + ( s.stride_r.out << 1 )
           s.pair_r.in_ @= s.pair_r.out + 1
