@@ -114,6 +114,8 @@ def test_every_opcode_bit_exact( d, partials, level, cmdline_opts ):
   many, few = COUNTS[ d ]
   n = few if level == "rtl" and not _translating( cmdline_opts ) else many
   chunks = 3 if partials == 1 else 2 * partials + 1
+  if partials > 1:        # up to 2P + 1 chunks each: fewer instructions
+    n = max( few // 2, n // 10 )
   insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( n ) ]
   insts += [ random_inst( VPU_OPS[ k ], d, rng, chunks )
              for k in rng.integers( 0, len( VPU_OPS ), max( 4 * n, 24 ) ) ]
