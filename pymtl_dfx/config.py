@@ -112,6 +112,7 @@ DESIGN_FIELDS = (
   "mpu_raster_walk",
   "mpu_post_bypass",
   "attn_head_pipeline",
+  "reduce_partials",
 )
 
 
@@ -212,6 +213,12 @@ class DFXConfig:
                the next head's score matrix is issued before this head's
                softmax, so the MPU computes it while the VPU runs the
                softmax (`compiler.emit.StepEmitter.heads`)
+  reduce_partials  interleaved partial sums in the VPU's chunk accumulator
+                   (1: one running value, a chunk per adder latency; P > 1, a
+                   power of two: chunk i goes into partial i mod P, so a chunk
+                   enters each cycle once P >= fp_add_latency, and the partials
+                   are combined by a pairwise tree through the same adder;
+                   `numerics.reduce_sum`'s order with partials=P)
   """
 
   d: int = 64
@@ -253,6 +260,7 @@ class DFXConfig:
   mpu_raster_walk: int = 0
   mpu_post_bypass: int = 0
   attn_head_pipeline: int = 0
+  reduce_partials: int = 1
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -263,7 +271,7 @@ class DFXConfig:
                  "fp_recip_latency", "fp_rsqrt_latency", "fp_invpow2_latency",
                  "sfu_rom_latency",
                  "scoreboard_entries", "inst_buffer_entries",
-                 "weight_fifo_entries"]
+                 "weight_fifo_entries", "reduce_partials"]
     errors = _int_field_errors(self, int_names)
     # the host's cost, refresh and a hop's overhead may be 0 (none); every
     # other rate or latency > 0
@@ -305,7 +313,7 @@ class DFXConfig:
              f"must be less than hbm_refresh_interval_ns={short_repr(self.hbm_refresh_interval_ns)}")
     if not errors:
       for name in ("d", "l", "hbm_channels", "vreg_entries", "mreg_entries",
-                   "psum_entries"):
+                   "psum_entries", "reduce_partials"):
         value = getattr(self, name)
         _check(errors, name, value, _is_pow2(value), "must be a power of two")
       _check(errors, "hbm_channel_bits", self.hbm_channel_bits,

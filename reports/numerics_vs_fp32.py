@@ -17,6 +17,9 @@ greedy choice with FP32's:
 
   python reports/numerics_vs_fp32.py --models tiny gpt2-medium:8 --seeds 0 1
 
+--set KEY=VALUE (repeatable) runs the numerics of another DFXConfig, e.g.
+--set reduce_partials=16 for the VPU's interleaved reduction order.
+
 "name:N" runs N generated tokens for that model instead of --tokens.
 """
 
@@ -76,9 +79,13 @@ def main(argv=None):
   ap.add_argument("--prompt-len", type=int, default=4)
   ap.add_argument("--d", type=int, default=DFXConfig().d)
   ap.add_argument("--threads", type=int, default=1)
+  ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                  help="a DFXConfig field for the DFX numerics (repeatable)")
   args = ap.parse_args(argv)
+  dfx_config = DFXConfig(d=args.d).with_overrides(args.set)
 
-  print(f"DFX numerics (d={args.d}) vs FP32, random GPT-2 weights, prompt "
+  sets = f", {', '.join(args.set)}" if args.set else ""
+  print(f"DFX numerics (d={args.d}{sets}) vs FP32, random GPT-2 weights, prompt "
         f"{args.prompt_len} random tokens, greedy")
   print()
   print("| model | seed | steps | max abs FP32 logit | max abs diff | err / (u S) "
@@ -91,7 +98,7 @@ def main(argv=None):
     for seed in args.seeds:
       t = time.perf_counter()
       r = compare(random_weights(cfg, seed), seed, args.prompt_len, n_new,
-                  DFXConfig(d=args.d), args.threads)
+                  dfx_config, args.threads)
       print(f"| {name} | {seed} | {r['steps']} | {r['max_logit']:.3f} | "
             f"{r['max_diff']:.2e} | {r['ratio']:.1f} | "
             f"{r['agree']}/{r['steps']} ({r['agree'] / r['steps']:.0%}) | "

@@ -60,10 +60,20 @@ def post_registers( cfg ):
                    f"{width} bits each (counted: not synthesisable by pymtl3's Yosys backend)" )
 
 
+def _accumulator( cfg, partials ):
+  if partials:
+    from pymtl_dfx.units.vpu.VPUAccumPartialsRTL import VPUAccumPartialsRTL
+    return [ ( f"VPU accumulator, {cfg.reduce_partials} partials (VPUAccumPartialsRTL)", 1,
+               lambda: VPUAccumPartialsRTL( cfg.vpu_accum_latency, cfg.reduce_partials ) ) ]
+  from pymtl_dfx.units.vpu.VPUAccumRTL import VPUAccumRTL
+  return [ ( "VPU accumulator (VPUAccumRTL)", 1, lambda: VPUAccumRTL( cfg.vpu_accum_latency ) ) ]
+
+
 # option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor)] ), or None
 # for an option that changes the compiler only
 CHANGED = {
   "mpu_raster_walk": ( 1, _walkers ),
+  "reduce_partials": ( 8, _accumulator ),
 }
 # option -> counted resources (`post_registers`), for an option whose modules
 # Yosys cannot take

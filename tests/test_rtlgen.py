@@ -1,5 +1,6 @@
 """The lint with both Verilators of the set-up (Debian's 5.006 and the PyPI
-wheel's 5.48): the written core and the kernel are clean but for the waived
+wheel's 5.48): the written core (also with the design option
+reduce_partials) and the kernel are clean but for the waived
 classes under each, one waiver table covers both names of a class, and a
 real defect is reported by both."""
 
@@ -19,16 +20,26 @@ NARROW = [ "d=8", "l=4", "hbm_channels=2", "vreg_entries=64", "mreg_entries=32",
 VERSIONS = { "debian": "5.006", "pypi": "5.48.0" }
 
 
-@pytest.fixture( scope="module" )
-def core( tmp_path_factory ):
-  """(path, top) of `dfx verilog`'s file at NARROW, not linted by it."""
+def _core_file( tmp_path_factory, sets ):
   out = tmp_path_factory.mktemp( "lint" ) / "core"
   argv = [ "verilog", "--no-lint", "--out", str( out ) ]
-  for kv in NARROW:
+  for kv in sets:
     argv += [ "--set", kv ]
   assert main( argv ) == 0
   top = json.loads( ( out / "config.json" ).read_text() )["top"]
   return str( out / f"{top}.v" ), top
+
+
+@pytest.fixture( scope="module" )
+def core( tmp_path_factory ):
+  """(path, top) of `dfx verilog`'s file at NARROW, not linted by it."""
+  return _core_file( tmp_path_factory, NARROW )
+
+
+@pytest.fixture( scope="module" )
+def core_partials( tmp_path_factory ):
+  """The same core with the VPU's interleaved accumulator (reduce_partials=8)."""
+  return _core_file( tmp_path_factory, NARROW + [ "reduce_partials=8" ] )
 
 
 @pytest.fixture( scope="module" )
@@ -51,7 +62,7 @@ def canonical( warnings ):
   return counts
 
 
-@pytest.mark.parametrize( "design", [ "core", "kernel" ] )
+@pytest.mark.parametrize( "design", [ "core", "kernel", "core_partials" ] )
 def test_clean_under_both_versions( request, design ):
   path, top = request.getfixturevalue( design )
   records = {}

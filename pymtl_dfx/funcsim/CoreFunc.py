@@ -27,7 +27,7 @@ class CoreFunc( Component ):
     s.ctrl = ControlUnitFL()
     s.dma = DMAFunc( cfg, rf, hbm, ddr, s.stream )
     s.mpu = MPUFunc( cfg, rf, s.stream, readonly_hbm_words )
-    s.vpu = VPUFunc( rf )
+    s.vpu = VPUFunc( rf, cfg.reduce_partials )
     s.router = RouterFunc( cfg, rf, core_id, cores )
 
     for i, u in enumerate( UNITS ):

@@ -7,9 +7,9 @@ from ..units.vpu.semantics import vector_op
 class VPUFunc( StreamOpFL ):
   """Vector processing unit: executes one vector instruction per command."""
 
-  def construct( s, rf ):
+  def construct( s, rf, partials=1 ):  # partials: DFXConfig.reduce_partials
     def execute( word ):
       inst, op, _ = decoded( int( word ) )
-      vector_op( op, inst, rf )
+      vector_op( op, inst, rf, partials )
       return DoneMsg( 1 )
     super().construct( InstMsg, DoneMsg, execute )

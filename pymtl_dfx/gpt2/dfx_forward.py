@@ -28,7 +28,9 @@ at a time, prompt (summarization) included; at position t:
     logits = matvec(hf, wte^T, d)        # LM head tied to wte (or lm_head.weight^T); no bias
 
 scale = FP16(1/sqrt(hd)) is a compiler immediate (0.125 for hd = 64), eps is
-`layer_norm_epsilon` as `numerics.layernorm` takes it, d = DFXConfig.d.  No
+`layer_norm_epsilon` as `numerics.layernorm` takes it, d = DFXConfig.d; the
+reductions inside layernorm and softmax add chunk sums in the order of
+`DFXConfig.reduce_partials` (`numerics.reduce_sum`).  No
 causal mask is needed: the cache holds only positions <= t.  The LM head runs
 only when logits are asked for (the hardware skips it for prompt tokens other
 than the last).
@@ -146,7 +148,7 @@ class DFXForward:
     vals = self.v_cache[i][:, :t + 1]
     raw = np.stack([numerics.matvec(q[h], keys[h].T, d) for h in range(nh)])
     scores = numerics.mul(raw, self.scale)            # elementwise: all heads at once
-    probs = np.stack([numerics.softmax(scores[h], d) for h in range(nh)])
+    probs = np.stack([numerics.softmax(scores[h], d, self.dfx.reduce_partials) for h in range(nh)])
     heads = [numerics.matvec(probs[h], vals[h], d) for h in range(nh)]
     if trace is not None:
       trace[f"h{i}.scores"] = scores
@@ -162,19 +164,19 @@ class DFXForward:
     """
     cfg = self.config
     check_step(cfg, token_id, self.pos)
-    d, eps = self.dfx.d, self.eps
+    d, eps, rp = self.dfx.d, self.eps, self.dfx.reduce_partials
     rec = trace.__setitem__ if trace is not None else _ignore
     x = numerics.add(self.wte[token_id], self.wpe[self.pos])
     rec("embed", x)
     for i, p in enumerate(self.layers):
-      h = numerics.layernorm(x, *p["ln_1"], eps, d)
+      h = numerics.layernorm(x, *p["ln_1"], eps, d, rp)
       qkv = p["c_attn"](h)
       a = self._attention(i, qkv, trace)
       o = p["attn_proj"](a)
       x = numerics.add(x, o)
       rec(f"h{i}.ln_1", h); rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
       rec(f"h{i}.attn_proj", o); rec(f"h{i}.x_attn", x)
-      h = numerics.layernorm(x, *p["ln_2"], eps, d)
+      h = numerics.layernorm(x, *p["ln_2"], eps, d, rp)
       fc = p["c_fc"](h)
       f = numerics.gelu(fc)
       m = p["mlp_proj"](f)
@@ -185,7 +187,7 @@ class DFXForward:
     self.pos += 1
     if not logits:
       return None
-    hf = numerics.layernorm(x, *self.ln_f, eps, d)
+    hf = numerics.layernorm(x, *self.ln_f, eps, d, rp)
     out = self.lm_head(hf)
     rec("ln_f", hf); rec("logits", out)
     return out

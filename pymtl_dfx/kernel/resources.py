@@ -108,6 +108,7 @@ CORE_SLR = {
   "VPU: lanes": 2, "VPU: adder tree and accumulator": 2, "VPU: max tree and accumulator": 2,
   # the design options' additions sit with the unit they change
   "design option: mpu_raster_walk": 0, "design option: mpu_post_bypass": 1,
+  "design option: reduce_partials": 2,
 }
 LANES = "MPU: MFU lanes"
 

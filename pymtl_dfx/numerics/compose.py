@@ -2,7 +2,9 @@
 
 These are the instruction sequences the compiler emits; each line below is
 one VPU operation on FP16 values (`n` is the vector length, `d` the
-reduction-tree width, constants are FP16 immediates from the compiler).
+reduction-tree width, `partials` the accumulator's interleaved partial sums
+(`reduce_sum`'s order; `DFXConfig.reduce_partials`), constants are FP16
+immediates from the compiler).
 
 LayerNorm(x, gamma, beta, eps):
     mean  = mul(reduce_sum(x), 1/n)
@@ -37,22 +39,22 @@ def inv_count(n):
   return F16(1.0 / n)
 
 
-def layernorm(x, gamma, beta, eps, d):
+def layernorm(x, gamma, beta, eps, d, partials=1):
   x = np.asarray(x, F16)
   inv_n = inv_count(x.shape[-1])
-  mean = fp16.mul(reduce_sum(x, d), inv_n)
+  mean = fp16.mul(reduce_sum(x, d, partials), inv_n)
   dev = fp16.sub(x, mean)
   s = inv_pow2(reduce_max(np.abs(dev)))
   y = fp16.mul(dev, s)
-  var_s = fp16.mul(reduce_sum(fp16.mul(y, y), d), inv_n)
+  var_s = fp16.mul(reduce_sum(fp16.mul(y, y), d, partials), inv_n)
   eps_s = fp16.mul(fp16.mul(F16(eps), s), s)
   r = rsqrt(fp16.add(var_s, eps_s))
   return fp16.add(fp16.mul(fp16.mul(y, r), gamma), beta)
 
 
-def softmax(scores, d):
+def softmax(scores, d, partials=1):
   scores = np.asarray(scores, F16)
   m = reduce_max(scores)
   e = exp(fp16.sub(scores, m))
-  z = reduce_sum(e, d)
+  z = reduce_sum(e, d, partials)
   return fp16.mul(e, recip(z))

@@ -17,6 +17,24 @@ Vector reductions (VPU reduce-sum) use the same chunked-tree order with the
 same width.  Reduce-max is exact, so its order only matters for NaN (any NaN
 gives the canonical NaN).
 
+The interleaved variant of reduce-sum (`reduce_sum(x, d, partials=P)`, P > 1
+a power of two; `DFXConfig.reduce_partials`) replaces step 3 for the VPU's
+accumulator with P partial sums, so a chunk need not wait for the previous
+chunk's addition:
+
+3'. Partial j starts as the identity -0 (exact: -0 + x == x for every FP16
+    x).  Chunk i, in ascending order, is added into partial i mod P:
+    p[i mod P] = p[i mod P] + c_i.  A partial that receives no chunk (fewer
+    than P chunks) stays -0.
+3''. The P partials are combined by a balanced pairwise tree, level by
+    level: p[2j] + p[2j+1] (P/2 sums), then those pairwise, ..., to one
+    value.  The hardware skips the additions of a -0 partial (exact), which
+    changes no bit.
+
+With partials=1 this is step 3 exactly (the same bits as before the variant
+existed).  Reduce-max keeps its meaning under the variant (max is exact);
+only its timing changes.
+
 Internally values are carried in binary32 arrays that always hold FP16
 values (every operation rounds back to FP16), which is bit-identical to
 numpy float16 arithmetic and much faster.
@@ -83,11 +101,36 @@ def _accumulate32(chunk_sums32):
   return acc
 
 
-def reduce_sum(x, d):
-  """Sum of a vector in the VPU's order (chunked tree, then ascending chunks)."""
+def _interleave32(chunk_sums32, partials):
+  """Steps 3' and 3'': P interleaved partials (-0 where unused), then their
+  pairwise tree."""
+  n = chunk_sums32.shape[0]
+  rounds = ceil_div(n, partials)
+  pad = np.full((rounds * partials - n,) + chunk_sums32.shape[1:], -0.0, F32)
+  grid = np.concatenate([chunk_sums32, pad]).reshape((rounds, partials) + chunk_sums32.shape[1:])
+  acc = _r(F32(-0.0) + grid[0])            # each partial starts from -0
+  for row in grid[1:]:
+    acc = _r(acc + row)
+  return _tree_sum32(acc, axis=0)
+
+
+def check_partials(partials):
+  """`partials` must be a power of two (1: one running value)."""
+  if not (isinstance(partials, int) and not isinstance(partials, bool) and partials > 0
+          and partials & (partials - 1) == 0):
+    raise ValueError(f"reduce_sum: partials={partials!r} must be a power of two")
+
+
+def reduce_sum(x, d, partials=1):
+  """Sum of a vector in the VPU's order: chunked tree, then ascending chunks
+  (partials=1) or P interleaved partials and their pairwise tree (module
+  docstring, steps 3' and 3'')."""
+  check_partials(partials)
   x32 = np.asarray(x, F16).astype(F32)
-  chunks = _chunked(x32, d)
-  return canonical(_accumulate32(_tree_sum32(chunks, axis=1)).astype(F16))
+  with np.errstate(over="ignore", invalid="ignore"):     # inf/NaN are IEEE results
+    sums = _tree_sum32(_chunked(x32, d), axis=1)
+    acc = _accumulate32(sums) if partials == 1 else _interleave32(sums, partials)
+  return canonical(acc.astype(F16))
 
 
 def reduce_max(x):

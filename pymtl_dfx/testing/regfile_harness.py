@@ -117,11 +117,11 @@ def _mpu_insts( rng, cfg, in_lo, out_lo, n_insts, chained=False, max_r=3, min_r=
   return insts, dst
 
 
-def _vpu_messages( insts, ref ):
+def _vpu_messages( insts, ref, partials ):
   out = { "cmd": [], "a": [], "b": [], "out": [] }
   for inst in insts:
     cmd, a, b = request_streams( inst, ref )
-    outs = out_messages( inst, ref )
+    outs = out_messages( inst, ref, partials )
     write_back( inst, outs, ref )
     out["cmd"] += cmd; out["a"] += a; out["b"] += b; out["out"] += outs
   return out
@@ -182,7 +182,7 @@ def build_program( cfg, ref, vpu=(), mpu=(), syncs=(), core_id=0, cores=None, se
   T = mk_rfm_types( cfg )
   preload = [ T["RFWrite"]( e, [ int( b ) for b in N.bits( ref.mem[ e ] ) ] )
               for e in range( ref.entries ) ]
-  vmsgs = _vpu_messages( vpu, ref )
+  vmsgs = _vpu_messages( vpu, ref, cfg.reduce_partials )
   mmsgs = _mpu_messages( rng, cfg, mpu, ref )
   ri, rmsgs = _router_messages( rng, cfg, ref, syncs, core_id, cores )
   words = lambda insts: [ InstMsg( encode( i ) ) for i in insts ]

@@ -190,6 +190,19 @@ def test_streaming_profile( case, cores, cmdline_opts ):
          None if case == "fl" else cl_run( cores, model="streaming" )[2], len( PROMPT ) + NEW - 1 )
 
 
+def test_interleaved_reductions():
+  """reduce_partials=4 on 1 core at d=8 (LayerNorm's reductions over 8
+  chunks): the CL appliance gives the tokens and final logits of the
+  DFX-numerics reference in that order (which are not DFX's order's), and
+  the performance model gives its cycles."""
+  tokens, logits, host = run( 1, "cl", d=8, model="partials" )
+  want = reference( 1, d=8, model="partials" )
+  check( "cl partials=4 d=8", 1, tokens, logits, host, want, None, len( PROMPT ) + NEW - 1 )
+  assert not np.array_equal( want[1], reference( 1, d=8 )[1] ), "the order changed no logit"
+  assert_perf_equals_cl( compiled( 1, d=8, model="partials" )[1], PROMPT, NEW, tokens,
+                         host.results() )
+
+
 def check( case, cores, tokens, logits, host, want, cl, steps ):
   """Tokens and final logits equal the reference; the cycles are consistent
   and, when `cl` (a CL run's host) is given, equal CL's."""

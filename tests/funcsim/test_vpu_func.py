@@ -21,16 +21,18 @@ REDUCE = { C.ACCUM: None, C.REDMAX: N.reduce_max,
            C.REDMAXABS: lambda a: N.reduce_max( np.abs( a ) ) }
 
 
-def make_vpu( d ):
+def make_vpu( d, partials=1 ):
   rf = VectorRegisterFile( 64, d )
-  return VPUFunc( rf ), rf
+  return VPUFunc( rf, partials ), rf
 
 
-@pytest.mark.parametrize( "d", [ 8, 64 ] )
+# (d, DFXConfig.reduce_partials): the accumulator's interleaved order at P=4
+# (lengths of 1 to 5 chunks: fewer partials used than there are, and a wrap)
+@pytest.mark.parametrize( "d, partials", [ ( 8, 1 ), ( 64, 1 ), ( 8, 4 ) ] )
 @pytest.mark.parametrize( "op", list( UNARY ) + list( BINARY ) + list( REDUCE ) )
-def test_vector_op( op, d, cmdline_opts ):
+def test_vector_op( op, d, partials, cmdline_opts ):
   rng = np.random.default_rng( int( op ) * 7 + d )
-  dut, rf = make_vpu( d )
+  dut, rf = make_vpu( d, partials )
   insts, checks = [], []
   for k, n in enumerate( ( 1, 3, d, 2 * d + 5, 5 * d ) ):
     a, b = random_fp16( rng, n ), random_fp16( rng, n )
@@ -46,7 +48,7 @@ def test_vector_op( op, d, cmdline_opts ):
       want = UNARY[ op ]( a )
     else:
       insts = [ make( op, dst=dst, src1=src1, len=n ) ]
-      want = np.atleast_1d( N.reduce_sum( a, d ) if op == C.ACCUM else REDUCE[ op ]( a ) )
+      want = np.atleast_1d( N.reduce_sum( a, d, partials ) if op == C.ACCUM else REDUCE[ op ]( a ) )
     run_instructions( dut, insts, "fl", cmdline_opts )
     got = rf.read( dst, want.size )
     assert np.array_equal( N.bits( got ), N.bits( want ) ), ( op.mnemonic, n )
@@ -54,7 +56,7 @@ def test_vector_op( op, d, cmdline_opts ):
     n_ent = -( -want.size // d )
     tail = rf.read_entries( dst, n_ent ).reshape( -1 )[ want.size: ]
     assert not N.bits( tail ).any()
-    dut, rf2 = make_vpu( d )
+    dut, rf2 = make_vpu( d, partials )
     rf2.mem[:] = rf.mem
     rf = rf2
 

@@ -102,3 +102,75 @@ def test_fast_rounding_equals_numpy_conversion():
   nan = np.isnan( want )
   assert np.array_equal( np.isnan( got ), nan )
   assert np.array_equal( got[ ~nan ].view( np.uint32 ), want[ ~nan ].view( np.uint32 ) )
+
+
+def scalar_reduce_sum_partials( x, d, partials ):
+  """The interleaved order (numerics.reduce docstring, steps 3' and 3''),
+  one FP16 addition at a time: chunk trees, P partials from -0, chunk i into
+  partial i mod P, then the partials' pairwise tree."""
+  x = np.asarray( x, F16 )
+  chunks = max( 1, -( -x.size // d ) )
+  sums = [ tree( [ x[i] if i < x.size else F16( 0 ) for i in range( c * d, c * d + d ) ] )
+           for c in range( chunks ) ]
+  part = [ F16( -0.0 ) ] * partials
+  for i, c in enumerate( sums ):
+    part[ i % partials ] = F16( part[ i % partials ] + c )
+  return tree( part )
+
+
+def same_fp16( a, b ):
+  a, b = F16( a ), F16( b )
+  return ( np.isnan( a ) and np.isnan( b ) ) or N.bits( a ) == N.bits( b )
+
+
+@pytest.mark.parametrize( "d", [ 4, 16 ] )
+@pytest.mark.parametrize( "partials", [ 2, 4, 8, 16 ] )
+def test_reduce_sum_with_partials_is_the_stated_order( d, partials ):
+  """Lengths from one element to past 2P + 1 chunks (fewer chunks than
+  partials, exactly P, a partial round), values with specials."""
+  rng = np.random.default_rng( d * 100 + partials )
+  with np.errstate( over="ignore", invalid="ignore" ):
+    for n in sorted( { 1, 2, d - 1, d, d + 1, 3 * d, partials * d, partials * d + 1,
+                       ( 2 * partials + 1 ) * d + 3 } ):
+      for _ in range( 4 ):
+        x = ( rng.standard_normal( n ) * rng.choice( [ 1, 300, 1e4 ] ) ).astype( F16 )
+        got = N.reduce_sum( x, d, partials )
+        assert same_fp16( got, scalar_reduce_sum_partials( x, d, partials ) ), ( n, partials )
+
+
+@pytest.mark.parametrize( "partials", [ 1, 4, 16 ] )
+def test_reduce_sum_with_partials_on_special_values( partials ):
+  """-0 stays -0 (every partial is -0 + -0 ...), +0 beside -0 is +0, inf
+  wins, inf - inf and NaN give the canonical NaN, in every order."""
+  d = 4
+  nz, inf = F16( -0.0 ), F16( np.inf )
+  cases = [ [ nz ] * 3, [ nz ] * ( 5 * d ), [ nz ] * ( 5 * d - 1 ) + [ F16( 0 ) ],
+            [ F16( 1 ) ] * ( 3 * d ) + [ inf ], [ inf ] + [ F16( 0 ) ] * ( 9 * d ) + [ -inf ],
+            [ F16( 2 ) ] * ( 7 * d ) + [ F16( np.nan ) ], [ F16( 65504 ) ] * ( 2 * d + 1 ) ]
+  with np.errstate( over="ignore", invalid="ignore" ):
+    for x in cases:
+      got = N.reduce_sum( np.array( x, F16 ), d, partials )
+      want = scalar_reduce_sum_partials( x, d, partials )
+      assert same_fp16( got, want ), ( x, partials )
+      if np.isnan( want ):
+        assert N.bits( got ) == N.bits( F16( np.nan ) ) or np.isnan( got )
+  # whole chunks of -0 (no +0 padding) and unused partials: -0
+  assert N.bits( N.reduce_sum( np.array( [ nz ] * 8, F16 ), d, 4 ) ) == 0x8000
+
+
+def test_reduce_sum_with_one_partial_is_the_ascending_order():
+  """partials=1 is DFX's order: chunk sums added ascending from chunk 0."""
+  rng = np.random.default_rng( 5 )
+  x = ( rng.standard_normal( 300 ) * 100 ).astype( F16 )
+  sums = [ tree( list( x[ c:c + 16 ] ) + [ F16( 0 ) ] * ( 16 - len( x[ c:c + 16 ] ) ) )
+           for c in range( 0, 300, 16 ) ]
+  acc = sums[0]
+  for c in sums[1:]:
+    acc = F16( acc + c )
+  assert N.bits( N.reduce_sum( x, 16 ) ) == N.bits( acc ) == N.bits( N.reduce_sum( x, 16, 1 ) )
+
+
+@pytest.mark.parametrize( "bad", [ 0, 3, -1, 6, 2.0, True ] )
+def test_reduce_sum_refuses_partials_that_are_not_a_power_of_two( bad ):
+  with pytest.raises( ValueError, match="partials" ):
+    N.reduce_sum( np.ones( 8, F16 ), 4, bad )

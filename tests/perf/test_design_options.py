@@ -34,12 +34,15 @@ OPTIONS = {
   "mpu_post_bypass": ( 1, "1" ),
   # the small model has 2 heads, both on the one core: they pipeline
   "attn_head_pipeline": ( 1, "1" ),
+  # a numerics variant (`numerics.reduce_sum`'s partials): its own models' values
+  "reduce_partials": ( 1, "8" ),
 }
 # field: values the config refuses
 BAD = {
   "mpu_raster_walk": ( 2, -1, "x", 1.0, True ),
   "mpu_post_bypass": ( 2, -1, "x", 1.0, True ),
   "attn_head_pipeline": ( 2, -1, "x", 1.0, True ),
+  "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)

@@ -22,9 +22,11 @@ class VPUCtrlRTL( Component ):
   def construct( s, d, cfg=None ):
     cfg = cfg or DFXConfig( d=d )
     # at most a pipe's depth of chunks (element-wise) or of instructions
-    # (reductions: the tree's plus the one in the accumulator) are in flight
+    # (reductions: the tree's plus the one in the accumulator; with
+    # interleaved partials up to the accumulator pipe's depth) are in flight
+    in_accum = cfg.vpu_accum_latency if cfg.reduce_partials > 1 else 1
     EwCntT  = mk_bits( ( cfg.vpu_elementwise_latency + 1 ).bit_length() )
-    RedCntT = mk_bits( ( cfg.vpu_tree_latency + 2 ).bit_length() )
+    RedCntT = mk_bits( ( cfg.vpu_tree_latency + 1 + in_accum ).bit_length() )
     MaskT   = mk_bits( d )
 
     # the command

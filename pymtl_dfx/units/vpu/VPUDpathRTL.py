@@ -1,6 +1,7 @@
 """The VPU engine's datapath: d element-wise lanes behind one pipe, and the
 reduction path (d-wide sum and max trees behind one pipe, then the
-accumulator); their results merge onto `out`.
+accumulator: `VPUAccumRTL`, or `VPUAccumPartialsRTL` with
+`cfg.reduce_partials` > 1); their results merge onto `out`.
 
 Reduction padding: lanes past len enter the trees as +0 (sum) or -inf (max),
 the identities, so a short last chunk reduces like `numerics` pads it;
@@ -19,6 +20,7 @@ from ..fpu.FP16AddComb import FP16AddComb
 from ..fpu.FP16MaxComb import FP16MaxComb
 from ..fpu.FP16TreeComb import FP16TreeComb
 from .msgs import FP16, OpT, VPUTreeMsg, mk_fp16_vec
+from .VPUAccumPartialsRTL import VPUAccumPartialsRTL
 from .VPUAccumRTL import VPUAccumRTL
 from .VPULaneComb import VPULaneComb
 
@@ -130,7 +132,10 @@ class VPUDpathRTL( Component ):
       else:
         s.tree_pipe.recv.msg.v @= s.sum_tree.out
 
-    s.accum = VPUAccumRTL( cfg.vpu_accum_latency )
+    if cfg.reduce_partials > 1:   # interleaved partial sums, then their combine
+      s.accum = VPUAccumPartialsRTL( cfg.vpu_accum_latency, cfg.reduce_partials )
+    else:
+      s.accum = VPUAccumRTL( cfg.vpu_accum_latency )
     s.accum.recv //= s.tree_pipe.send
 
     # results leave in instruction order: the control never lets both paths

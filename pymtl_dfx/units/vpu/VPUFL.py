@@ -19,9 +19,10 @@ def _clone( msg ):
 
 class VPUFL( Component ):
 
-  def construct( s, d, cfg=None ):  # untimed; cfg kept for one signature
+  def construct( s, d, cfg=None ):  # untimed; cfg gives the reduction order
     declare_ports( s, d )
     s.d = d
+    s.partials = cfg.reduce_partials if cfg else 1
     s.reset_state()
 
     @update_once
@@ -51,7 +52,7 @@ class VPUFL( Component ):
         s.b_got.append( _clone( s.b.msg ) )
       if s.current is not None and len( s.a_got ) == s.n_a and len( s.b_got ) == s.n_b:
         c = s.current
-        s.results.extend( execute( c.op, c.len, c.bcast, s.a_got, s.b_got, s.d ) )
+        s.results.extend( execute( c.op, c.len, c.bcast, s.a_got, s.b_got, s.d, s.partials ) )
         s.current, s.a_got, s.b_got = None, [], []
 
   def reset_state( s ):

@@ -11,15 +11,44 @@ from .streams import n_chunks
 ISSUE_CYCLES = 3
 
 
+def partials_cycles( chunks, partials, latency ):
+  """With P interleaved partials (`VPUAccumPartialsRTL`): cycles from the
+  first chunk entering the accumulator to the result leaving it, the chunks
+  arriving back to back.  A chunk enters at most one a cycle and not before
+  its partial's previous value leaves the adder (forwarded in that cycle);
+  then the pairwise combine passes, in order, each when its two partials
+  are there."""
+  ready, t = [ 0 ] * partials, -1         # the cycle each partial can be read
+  for i in range( chunks ):
+    j = i % partials
+    t = max( t + 1, ready[j] )
+    ready[j] = t + latency
+  live, stride = min( chunks, partials ), 1
+  while live > 1:
+    for m in range( live // 2 ):
+      a = 2 * m * stride
+      t = max( t + 1, ready[a], ready[ a + stride ] )
+      ready[a] = t + latency
+    live, stride = ( live + 1 ) // 2, 2 * stride
+  return t + latency
+
+
 def no_stall_latency( cfg, op, length ):
   """Sink cycle of the first out message of a lone instruction (cmd, a, b
   all valid from cycle 1, sink always ready)."""
   if ComputeOp( op ) in REDUCTIONS:
+    C = n_chunks( length, cfg.d )
+    if cfg.reduce_partials > 1:
+      return ISSUE_CYCLES + cfg.vpu_tree_latency + partials_cycles(
+        C, cfg.reduce_partials, cfg.vpu_accum_latency )
     # chunks pass the tree back to back; each waits for the accumulator
-    return ISSUE_CYCLES + cfg.vpu_tree_latency + n_chunks( length, cfg.d ) * cfg.vpu_accum_latency
+    return ISSUE_CYCLES + cfg.vpu_tree_latency + C * cfg.vpu_accum_latency
   return ISSUE_CYCLES + cfg.vpu_elementwise_latency
 
 
 def chunks_per_cycle( cfg, op ):
-  """Steady-state throughput of one long instruction."""
-  return 1 / cfg.vpu_accum_latency if ComputeOp( op ) in REDUCTIONS else 1.0
+  """Steady-state throughput of one long instruction (its chunks; with
+  interleaved partials the combine passes come on top, once)."""
+  if ComputeOp( op ) in REDUCTIONS:
+    return min( 1.0, cfg.reduce_partials / cfg.vpu_accum_latency )
+  return 1.0

@@ -1,7 +1,8 @@
 """What each vector instruction computes (the VPU's FL behaviour).
 
 Every operation is a `pymtl_dfx.numerics` call; reductions use the VPU's
-chunked tree of width d.
+chunked tree of width d and its accumulator's `partials` interleaved partial
+sums (`DFXConfig.reduce_partials`).
 """
 
 import numpy as np
@@ -16,7 +17,7 @@ _ELEMENTWISE = {
 _BINARY = { C.ADD: numerics.add, C.SUB: numerics.sub, C.MUL: numerics.mul }
 
 
-def vector_op( op, inst, rf ):
+def vector_op( op, inst, rf, partials=1 ):
   n = int( inst.len )
   a = rf.read( int( inst.src1 ), n )
   if op in _BINARY:
@@ -25,7 +26,7 @@ def vector_op( op, inst, rf ):
   elif op in _ELEMENTWISE:
     out = _ELEMENTWISE[ op ]( a )
   elif op == C.ACCUM:
-    out = np.atleast_1d( numerics.reduce_sum( a, rf.d ) )
+    out = np.atleast_1d( numerics.reduce_sum( a, rf.d, partials ) )
   elif op == C.REDMAX:
     out = np.atleast_1d( numerics.reduce_max( a ) )
   elif op == C.REDMAXABS:

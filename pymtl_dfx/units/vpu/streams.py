@@ -67,8 +67,9 @@ def request_streams( inst, rf ):
   return [ vpu_cmd( inst ) ], a, b
 
 
-def execute( op, length, bcast, a_msgs, b_msgs, d ):
-  """The out messages of one instruction, from its a and b messages."""
+def execute( op, length, bcast, a_msgs, b_msgs, d, partials=1 ):
+  """The out messages of one instruction, from its a and b messages
+  (`partials`: the accumulator's, `DFXConfig.reduce_partials`)."""
   op = ComputeOp( int( op ) )
   n_a, n_b = len( a_msgs ), len( b_msgs )
   rf = VectorRegisterFile( n_a + n_b + n_a, d )
@@ -77,14 +78,14 @@ def execute( op, length, bcast, a_msgs, b_msgs, d ):
     rf.mem[ n_a: n_a + n_b ] = from_msgs( b_msgs, d )
   inst = SimpleNamespace( dst=n_a + n_b, src1=0, src2=n_a, len=int( length ),
                           bcast=int( bcast ) )
-  vector_op( op, inst, rf )
+  vector_op( op, inst, rf, partials )
   return to_msgs( rf.read_entries( n_a + n_b, n_out_msgs( op, length, d ) ), d )
 
 
-def out_messages( inst, rf ):
+def out_messages( inst, rf, partials=1 ):
   """The out stream the engine gives for `inst` on `rf` (rf is not changed)."""
   cmd, a, b = request_streams( inst, rf )
-  return execute( cmd[0].op, cmd[0].len, cmd[0].bcast, a, b, rf.d )
+  return execute( cmd[0].op, cmd[0].len, cmd[0].bcast, a, b, rf.d, partials )
 
 
 def write_back( inst, out_msgs, rf ):

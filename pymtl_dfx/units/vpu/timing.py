@@ -9,6 +9,13 @@ is this class plus the values (the hooks `ew_values`, `tree_value` and
 Per cycle: `out_val()` (state only), `decide(cmd_val, a_val, b_val,
 out_rdy)` for the handshakes, then `advance(now, cmd, a_msg, b_msg)` with
 the decision made on the ports' final values.  `cmd` needs op, len, bcast.
+
+With `cfg.reduce_partials` = P > 1 the accumulator keeps P interleaved
+partials (`VPUAccumPartialsRTL`, whose docstring states the rule): a chunk
+enters when its partial's previous addition has left the adder (forwarded in
+the cycle it leaves), so one chunk a cycle once P >= the adder's latency;
+after the last chunk the live partials are combined pairwise, in order,
+through the same adder, and the final addition's result leaves.
 """
 
 from types import SimpleNamespace
@@ -30,6 +37,13 @@ class VPUTiming:
     s.tree_pipe = StallPipeCL( cfg.vpu_tree_latency )   # (value, is_max, first, last)
     s.acc_pipe  = StallPipeCL( cfg.vpu_accum_latency )  # (value, last)
     s.acc_busy, s.acc_val = False, 0
+    # the interleaved partials (reduce_partials > 1): their values, which
+    # have an addition in the adder's pipe, the next chunk's partial, whether
+    # every partial holds a chunk, and the combine passes' position
+    P = cfg.reduce_partials
+    s.part_val, s.part_pending = [ None ] * P, [ False ] * P
+    s.slot, s.wrapped, s.is_max = 0, False, False
+    s.combining, s.c_stride, s.c_pair, s.c_live = False, 1, 0, 0
     s.busy, s.op, s.bcast, s.left, s.first = False, None, 0, 0, False
     s.scalar = None
     s.ew_inflight = s.red_inflight = 0
@@ -50,7 +64,63 @@ class VPUTiming:
 
   def out_val( s ):
     acc_head = s.acc_pipe.head()
-    return s.ew_pipe.head() is not None or ( acc_head is not None and acc_head[1] )
+    return s.ew_pipe.head() is not None or ( acc_head is not None and acc_head[-1] )
+
+  def _partials_decide( s, now, out_rdy ):
+    """The interleaved accumulator's handshakes (P > 1): which operation
+    enters the adder this cycle (a chunk, a combine pass, or none)."""
+    head = s.acc_pipe.head()
+    now.acc_send_rdy = head is None or not head[2] or out_rdy
+    now.leaving = head is not None and now.acc_send_rdy
+    now.write_slot = head[1] if now.leaving and not head[2] else None
+
+    def ready( j ):
+      return not s.part_pending[j] or now.write_slot == j
+
+    tree_head = s.tree_pipe.head()
+    first = tree_head is not None and tree_head[2]
+    now.chunk_slot = 0 if first else s.slot
+    now.identity = first or not s.wrapped
+    now.accum_rdy = ( not s.combining and now.acc_send_rdy
+                      and ( now.identity or ready( now.chunk_slot ) ) )
+    now.acc_enter = tree_head is not None and now.accum_rdy
+    a = s.c_pair * 2 * s.c_stride
+    now.pass_a, now.pass_b = a, a + s.c_stride
+    now.pass_enter = ( s.combining and now.acc_send_rdy
+                       and ready( now.pass_a ) and ready( now.pass_b ) )
+
+  def _partials_advance( s, now ):
+    head = s.acc_pipe.head()
+
+    def value( j ):
+      return head[0] if now.write_slot == j else s.part_val[j]
+
+    entry = None
+    if now.acc_enter:
+      v, is_max, first, last = s.tree_pipe.head()
+      j = now.chunk_slot
+      operand = None if now.identity else value( j )
+      entry = ( s.combine( is_max, operand, v ), j, first and last )
+      if last and not first:       # the combine passes over the live partials
+        s.combining, s.c_stride, s.c_pair = True, 1, 0
+        s.c_live = s.cfg.reduce_partials if s.wrapped and not first else j + 1
+      s.is_max = is_max
+      s.wrapped = ( s.wrapped and not first ) or j == s.cfg.reduce_partials - 1
+      s.slot = ( j + 1 ) % s.cfg.reduce_partials
+    elif now.pass_enter:
+      final = s.c_live == 2
+      entry = ( s.combine( s.is_max, value( now.pass_a ), value( now.pass_b ) ), now.pass_a, final )
+      if s.c_pair == s.c_live // 2 - 1:          # the level's last pair
+        s.c_live, s.c_stride, s.c_pair = ( s.c_live + 1 ) // 2, s.c_stride * 2, 0
+        s.combining = not final
+      else:
+        s.c_pair += 1
+    if now.write_slot is not None:
+      s.part_val[ now.write_slot ] = head[0]
+      s.part_pending[ now.write_slot ] = False
+    if entry is not None and not entry[2]:
+      s.part_pending[ entry[1] ] = True
+    s.acc_pipe.tick( now.acc_send_rdy, entry )
 
   def decide( s, cmd_val, a_val, b_val, out_rdy ):
     now = SimpleNamespace()
@@ -58,15 +128,18 @@ class VPUTiming:
     now.out_rdy = out_rdy
     # results
     ew_head, acc_head = s.ew_pipe.head(), s.acc_pipe.head()
-    acc_out_val = acc_head is not None and acc_head[1]
+    acc_out_val = acc_head is not None and acc_head[-1]
     now.out_val = ew_head is not None or acc_out_val
     now.ew_done = ew_head is not None and out_rdy
     now.red_done = acc_out_val and out_rdy
     # accumulator
-    now.acc_send_rdy = acc_head is None or not acc_head[1] or out_rdy
-    now.leaving = acc_head is not None and now.acc_send_rdy
-    now.accum_rdy = not s.acc_busy or now.leaving
-    now.acc_enter = s.tree_pipe.head() is not None and now.accum_rdy
+    if s.cfg.reduce_partials > 1:
+      s._partials_decide( now, out_rdy )
+    else:
+      now.acc_send_rdy = acc_head is None or not acc_head[1] or out_rdy
+      now.leaving = acc_head is not None and now.acc_send_rdy
+      now.accum_rdy = not s.acc_busy or now.leaving
+      now.acc_enter = s.tree_pipe.head() is not None and now.accum_rdy
     # control
     is_red = s.op in REDUCTIONS
     now.need_b = s.op in BINARY and ( not s.bcast or s.first )
@@ -92,16 +165,19 @@ class VPUTiming:
       else:
         ew_entry = s.ew_values( n, a_msg, b_msg )
     # the accumulator
-    acc_entry = None
-    acc_head = s.acc_pipe.head()
-    if now.acc_enter:
-      value, is_max, first, last = s.tree_pipe.head()
-      operand = None if first else acc_head[0] if now.leaving else s.acc_val
-      acc_entry = ( s.combine( is_max, operand, value ), last )
-    if now.leaving:
-      s.acc_val = acc_head[0]
-    s.acc_busy = now.acc_enter or ( s.acc_busy and not now.leaving )
-    s.acc_pipe.tick( now.acc_send_rdy, acc_entry )
+    if s.cfg.reduce_partials > 1:
+      s._partials_advance( now )
+    else:
+      acc_entry = None
+      acc_head = s.acc_pipe.head()
+      if now.acc_enter:
+        value, is_max, first, last = s.tree_pipe.head()
+        operand = None if first else acc_head[0] if now.leaving else s.acc_val
+        acc_entry = ( s.combine( is_max, operand, value ), last )
+      if now.leaving:
+        s.acc_val = acc_head[0]
+      s.acc_busy = now.acc_enter or ( s.acc_busy and not now.leaving )
+      s.acc_pipe.tick( now.acc_send_rdy, acc_entry )
     s.tree_pipe.tick( now.accum_rdy, tree_entry )
     s.ew_pipe.tick( now.out_rdy, ew_entry )
     s.ew_inflight += ( ew_entry is not None ) - now.ew_done

@@ -7,6 +7,11 @@ runs python RTL at d=4 only, with fewer instructions than FL, CL and
 Verilator get (`COUNTS`); d=8 RTL runs in Verilator, d=64 RTL only with
 --test-verilog and VPU_VERILATOR_D64=1 (its Verilator build is too long for
 the regular pass).
+
+`partials` is `DFXConfig.reduce_partials`: the accumulator's interleaved
+partial sums (1: DFX's one running value).  With P > 1 the instructions run
+up to 2P + 1 chunks, so partials wrap, stay unused (fewer than P chunks) and
+combine over an odd number of live partials.
 """
 
 import os
@@ -40,8 +45,13 @@ def _translating( opts ):
   return bool( opts.get( "test_verilog" ) or opts.get( "test_yosys_verilog" ) )
 
 
-def model( level, d ):
-  return select( level, **MODELS )( d )
+# (d, partials) cases beyond DFX's accumulator: P=2 wraps often, P=16 (above
+# the adder's latency) takes a chunk a cycle
+PARTIALS = [ ( 4, 2 ), ( 4, 16 ) ]
+
+
+def model( level, d, partials=1 ):
+  return select( level, **MODELS )( d, DFXConfig( d=d, reduce_partials=partials ) )
 
 
 def random_rf( d, rng ):
@@ -50,9 +60,10 @@ def random_rf( d, rng ):
   return rf
 
 
-def random_inst( op, d, rng ):
-  """Lengths 1 .. 3d+1 (a third exact multiples of d); sources anywhere."""
-  n = int( rng.integers( 1, 4 ) * d if rng.random() < 0.3 else rng.integers( 1, 3 * d + 2 ) )
+def random_inst( op, d, rng, chunks=3 ):
+  """Lengths 1 .. chunks*d+1 (a third exact multiples of d); sources anywhere."""
+  n = int( rng.integers( 1, chunks + 1 ) * d if rng.random() < 0.3
+           else rng.integers( 1, chunks * d + 2 ) )
   src1 = int( rng.integers( 0, ENTRIES - n_chunks( n, d ) + 1 ) )
   if op in BINARY:
     return make( op, dst=0, src1=src1, src2=int( rng.integers( 0, ENTRIES - n_chunks( n, d ) + 1 ) ),
@@ -60,21 +71,21 @@ def random_inst( op, d, rng ):
   return make( op, dst=0, src1=src1, len=n )
 
 
-def streams_of( insts, rf ):
+def streams_of( insts, rf, partials=1 ):
   """Concatenated (cmd, a, b, expected out) streams, all reading `rf`."""
   cmd, a, b, out = [], [], [], []
   for inst in insts:
     c, x, y = request_streams( inst, rf )
     cmd += c; a += x; b += y
-    out += out_messages( inst, rf )
+    out += out_messages( inst, rf, partials )
   return cmd, a, b, out
 
 
-def run_engine( level, d, streams, cmdline_opts=None, max_delay=0, seed=0 ):
+def run_engine( level, d, streams, cmdline_opts=None, max_delay=0, seed=0, partials=1 ):
   cmd, a, b, out = streams
   Vec = mk_fp16_vec( d )
   return run_stream_test(
-    model( level, d ),
+    model( level, d, partials ),
     sources={ "cmd": ( VPUCmd, cmd ), "a": ( Vec, a ), "b": ( Vec, b ) },
     sinks={ "out": ( Vec, out ) },
     level=level, cmdline_opts=cmdline_opts, max_delay=max_delay, seed=seed )
@@ -91,48 +102,55 @@ def _skip_slow_rtl( d, level, cmdline_opts ):
     pytest.skip( "d=64 Verilator build is too long for the regular pass (VPU_VERILATOR_D64=1)" )
 
 
-@pytest.mark.parametrize( "d", [ 4, 8, 64 ] )
-def test_every_opcode_bit_exact( d, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ), ( 64, 1 ) ] + PARTIALS )
+def test_every_opcode_bit_exact( d, partials, level, cmdline_opts ):
   """Per opcode a block of random instructions (random lengths, bcast,
   values with specials and subnormals), then a block mixing all opcodes
   (results must leave in order when the engine switches pipes); one
   simulation, every out message checked by the sink."""
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( d )
+  rng = np.random.default_rng( d + partials )
   rf = random_rf( d, rng )
   many, few = COUNTS[ d ]
   n = few if level == "rtl" and not _translating( cmdline_opts ) else many
-  insts = [ random_inst( op, d, rng ) for op in VPU_OPS for _ in range( n ) ]
-  insts += [ random_inst( VPU_OPS[ k ], d, rng )
+  chunks = 3 if partials == 1 else 2 * partials + 1
+  if partials > 1:        # up to 2P + 1 chunks each: fewer instructions
+    n = max( few // 2, n // 10 )
+  insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( n ) ]
+  insts += [ random_inst( VPU_OPS[ k ], d, rng, chunks )
              for k in rng.integers( 0, len( VPU_OPS ), max( 4 * n, 24 ) ) ]
-  r = run_engine( level, d, streams_of( insts, rf ), cmdline_opts, max_delay=1, seed=d )
-  assert len( r.arrivals["out"] ) == len( streams_of( insts, rf )[3] )
+  streams = streams_of( insts, rf, partials )
+  r = run_engine( level, d, streams, cmdline_opts, max_delay=1, seed=d, partials=partials )
+  assert len( r.arrivals["out"] ) == len( streams[3] )
 
 
-@pytest.mark.parametrize( "d", [ 4, 8 ] )
-def test_cl_equals_rtl_under_stalls( d, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ) ] + PARTIALS )
+def test_cl_equals_rtl_under_stalls( d, partials, level, cmdline_opts ):
   """Each opcode's block under random source and sink delays, and without
   delays: the RTL's out arrival cycles are the CL's, message for message."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( 100 + d )
+  rng = np.random.default_rng( 100 + d + partials )
   rf = random_rf( d, rng )
   per_op = 3 if level == "rtl" and not _translating( cmdline_opts ) else 20
-  insts = [ random_inst( op, d, rng ) for op in VPU_OPS for _ in range( per_op ) ]
-  streams = streams_of( insts, rf )
+  chunks = 3 if partials == 1 else 2 * partials + 1
+  insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( per_op ) ]
+  streams = streams_of( insts, rf, partials )
   for delay in ( 3, 0 ):
     run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
-      lv, d, streams, opts, max_delay=delay, seed=7 ), key=lambda r: r.arrivals )
+      lv, d, streams, opts, max_delay=delay, seed=7, partials=partials ),
+      key=lambda r: r.arrivals )
 
 
-@pytest.mark.parametrize( "d", [ 4, 8 ] )
-def test_no_stall_latency_is_the_config_formula( d, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ) ] + PARTIALS )
+def test_no_stall_latency_is_the_config_formula( d, partials, level, cmdline_opts ):
   """One instruction, no stalls: its first out message arrives
   `no_stall_latency` cycles after the sources start: every opcode at CL;
   at RTL (one elaboration per run) one element-wise and one reduction
   opcode, 3 chunks, and every opcode's RTL no-stall timing equals the CL's
-  in `test_cl_equals_rtl_under_stalls`."""
+  in `test_cl_equals_rtl_under_stalls`.  With P partials the reductions run
+  1 .. 2P + 1 chunks at CL (every count of live partials)."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
   _skip_slow_rtl( d, level, cmdline_opts )
@@ -140,12 +158,16 @@ def test_no_stall_latency_is_the_config_formula( d, level, cmdline_opts ):
   rf = random_rf( d, rng )
   full = level == "cl"
   ops = VPU_OPS if full else [ C.MUL, C.ACCUM ]
-  cfg = DFXConfig( d=d )
+  cfg = DFXConfig( d=d, reduce_partials=partials )
+  lengths = ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, )
+  if partials > 1 and full:
+    lengths = [ c * d for c in range( 1, 2 * partials + 2 ) ]
   for op in ops:
-    for n in ( ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, ) ):
+    for n in ( lengths if op.is_reduction else lengths[:2] ):
       inst = make( op, dst=0, src1=0, len=n ) if op not in BINARY else \
              make( op, dst=0, src1=0, src2=8, len=n, bcast=0 )
-      r = run_engine( level, d, streams_of( [ inst ], rf ), cmdline_opts )
+      r = run_engine( level, d, streams_of( [ inst ], rf, partials ), cmdline_opts,
+                      partials=partials )
       assert r.arrivals["out"][0] == no_stall_latency( cfg, op, n ), ( op.mnemonic, n )
 
 
@@ -176,8 +198,8 @@ def layernorm_and_softmax( d, rng ):
   return rf, insts, regs, ( x, g, beta, scores, E )
 
 
-@pytest.mark.parametrize( "d", [ 4, 8, 64 ] )
-def test_layernorm_then_softmax_in_one_simulation( d, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ), ( 64, 1 ), ( 4, 16 ) ] )
+def test_layernorm_then_softmax_in_one_simulation( d, partials, level, cmdline_opts ):
   """Expected register-file states come from the FL semantics instruction by
   instruction; the concatenated streams go through the engine in one run,
   and the final results are numerics.layernorm / softmax bit for bit."""
@@ -186,11 +208,11 @@ def test_layernorm_then_softmax_in_one_simulation( d, level, cmdline_opts ):
   cmd, a, b, out = [], [], [], []
   for inst in insts:
     c, x_, y_ = request_streams( inst, rf )
-    o = out_messages( inst, rf )
+    o = out_messages( inst, rf, partials )
     cmd += c; a += x_; b += y_; out += o
     write_back( inst, o, rf )
-  run_engine( level, d, ( cmd, a, b, out ), cmdline_opts, max_delay=2, seed=4 )
+  run_engine( level, d, ( cmd, a, b, out ), cmdline_opts, max_delay=2, seed=4, partials=partials )
   assert np.array_equal( N.bits( rf.read( regs["h"], E ) ),
-                         N.bits( N.layernorm( x, g, beta, 1e-5, d ) ) )
+                         N.bits( N.layernorm( x, g, beta, 1e-5, d, partials ) ) )
   assert np.array_equal( N.bits( rf.read( regs["probs"], SOFTMAX_T ) ),
-                         N.bits( N.softmax( scores, d ) ) )
+                         N.bits( N.softmax( scores, d, partials ) ) )
