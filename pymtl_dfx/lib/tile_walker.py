@@ -143,6 +143,10 @@ class TileWalkerRTL( Component ):
           if s.nc - s.next_b0 < s.band:
             s.bw <<= s.nc - s.next_b0
 
+  # The raster blocks restate the zigzag's shared counters rather than share
+  # blocks with them: splitting the zigzag's two blocks would change the
+  # Verilog of every design without the option (and cold every Verilator
+  # model's cache); only `pos`, `nxt_gi` and `row_gi` differ.
   def _raster_blocks( s, T, psum_entries ):
     s.row_gi = Wire( T )         # grid index of this row chunk's first tile of the band
 
