@@ -27,8 +27,6 @@ from pymtl_dfx import profiles  # noqa: E402
 from pymtl_dfx.atomic import write_text  # noqa: E402
 from pymtl_dfx.config import DESIGN_FIELDS  # noqa: E402
 from pymtl_dfx.perf.sampled import StepCache, default_cache_dir, time_many  # noqa: E402
-from pymtl_dfx.appliance.host import emit_step  # noqa: E402
-from pymtl_dfx.compiler import stats  # noqa: E402
 from pymtl_dfx.report import compute, figures  # noqa: E402
 from pymtl_dfx.report.plan import PAPER  # noqa: E402
 
@@ -51,34 +49,6 @@ def rows():
   else:
     out.append( ( f"profile `{PROFILE}`", "profile", everything ) )
   return out
-
-
-def class_roofline( m, pos ):
-  """{op class: cycles the busiest card's HBM bytes of that class take at
-  the full HBM bandwidth} of the step at `pos` with the logits."""
-  progs, classes = emit_step( m, m.emitter(), pos % m.gpt.vocab_size, pos, True )
-  per_core = [ stats.count( p, c, m.dfx.d, m.cores ) for p, c in zip( progs, classes ) ]
-  return { k: max( pc[ k ]["hbm_bytes"] for pc in per_core ) / m.dfx.hbm_bytes_per_cycle
-           for k in stats.CLASSES }
-
-
-def roofline_figure( rows, out_dir, what ):
-  """Bars of each op class's cycles per design beside its HBM roofline."""
-  import matplotlib.pyplot as plt
-  names = [ k for k in stats.CYCLE_CLASSES if any( r[1].get( k, 0 ) for r in rows ) ]
-  fig, ax = plt.subplots( figsize=( 9, 4.4 ) )
-  w = 0.8 / ( len( rows ) + 1 )
-  xs = range( len( names ) )
-  for i, ( label, classes, _ ) in enumerate( rows ):
-    ax.bar( [ x + i * w for x in xs ], [ classes.get( k, 0 ) for k in names ], w, label=label )
-  ax.bar( [ x + len( rows ) * w for x in xs ], [ rows[0][2].get( k, 0 ) for k in names ], w,
-          label="HBM roofline of its bytes", color="0.6", hatch="//" )
-  ax.set_xticks( [ x + w * len( rows ) / 2 for x in xs ], names )
-  ax.set_ylabel( "cycles per generation step" )
-  ax.set_title( f"Each op class against the roofline of its HBM bytes ({what}, modelled)" )
-  ax.legend( fontsize=8 )
-  ax.grid( axis="y", alpha=0.3 )
-  return figures.save( fig, str( out_dir ), "streaming_roofline" )
 
 
 def main( argv=None ):
@@ -104,7 +74,7 @@ def main( argv=None ):
                   f"({100 * ( c - base ) / base:+.1f} %) | {100 * roof_ms / m.dfx.ms( c ):.1f} % |" )
   classes = sorted( set( recs[0]["classes"] ) | set( recs[-1]["classes"] ),
                     key=lambda k: -recs[0]["classes"].get( k, 0 ) )
-  roof = class_roofline( ms[0], args.pos )
+  roof = compute.class_roofline( ms[0], args.pos )
   lines += [ "", f"Cycles by op class, the default against `{table[-1][0]}`, and the cycles "
              "the class's HBM bytes take at the full bandwidth (the busiest card):", "",
              "| op class | default | all options | change | HBM roofline | share, all options |",
@@ -119,9 +89,10 @@ def main( argv=None ):
   out = ROOT / "build" / "reports"
   out.mkdir( parents=True, exist_ok=True )
   write_text( str( out / "streaming_options.md" ), text )
-  png = roofline_figure( [ ( "default (the paper's design)", recs[0]["classes"], roof ),
-                           ( table[-1][0], recs[-1]["classes"], roof ) ], out,
-                         f"{args.preset}, {args.cards} cards, context {args.pos + 1}" )
+  png = figures.class_roofline( [ ( "default (the paper's design)", recs[0]["classes"] ),
+                                  ( table[-1][0], recs[-1]["classes"] ) ], roof, str( out ),
+                                "streaming_roofline",
+                                f"{args.preset}, {args.cards} cards, context {args.pos + 1}" )
   print( f"figure: {out / png}" )
 
 

@@ -1,7 +1,8 @@
 """The report's files: times the steps the figures need (`plan.PAPER`, through
-the step cache), then writes breakdown, scaling, xl_latency and step_ms as
-PNG and SVG, summary.md (the figures and the table against the paper) and
-results.json (`dfx report`)."""
+the step cache), then writes breakdown, roofline, scaling, xl_latency and
+step_ms as PNG and SVG (with a design option on, design_breakdown too: the
+breakdown beside the paper's design), summary.md (the figures and the table
+against the paper) and results.json (`dfx report`)."""
 
 import json
 import os
@@ -36,6 +37,9 @@ def build( out_dir, plan=None, cache=None, jobs=1, overrides=(), on_done=None, o
   pngs = {}
   if res["breakdown"]:
     pngs["breakdown"] = figures.breakdown( res, out_dir, clock )
+    if res["paper_design"]:
+      pngs["design_breakdown"] = figures.design_breakdown( res, out_dir, clock )
+    pngs["roofline"] = figures.roofline( res, out_dir )
   if res["scaling"]:
     pngs["scaling"] = figures.scaling( res, out_dir )
   if res["xl"]:

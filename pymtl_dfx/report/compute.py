@@ -1,10 +1,14 @@
 """Times every step the report needs (`plan.steps_needed`), through the
 step cache, and turns them into the figures' numbers."""
 
+import dataclasses
+
 from .. import perf
+from ..appliance.host import emit_step
+from ..compiler import stats
 from ..compiler.limits import CompileError
 from .. import profiles
-from ..config import DFXConfig, gpt2_preset
+from ..config import DESIGN_FIELDS, DFXConfig, gpt2_preset
 from ..perf.sampled import estimate, time_many
 from .plan import PAPER
 
@@ -16,10 +20,22 @@ def model( plan, name, cards, overrides=(), profile=None ):
   return perf.planned( gpt2_preset( name ), dfx, cards, plan.max_tokens[ name ] )
 
 
+def paper_design( m ):
+  """Planned model `m` with every design option (`DESIGN_FIELDS`) at its
+  default, the paper's design, and the costs kept; None when `m` is the
+  paper's design already."""
+  off = { f.name: f.default for f in dataclasses.fields( m.dfx ) if f.name in DESIGN_FIELDS }
+  dfx = m.dfx.replace( **off )
+  if dfx == m.dfx:
+    return None
+  return perf.planned( m.gpt, dfx, m.cores, m.layout["max_tokens"] )
+
+
 def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None, on_start=None,
           profile=None ):
   """Times every step not yet in the cache (`needed`: [(preset, cards,
-  [(pos, want logits)])], by default every step of the report); returns
+  [(pos, want logits)])], by default every step of the report, and with a
+  design option on the breakdown step of the paper's design too); returns
   {(name, cards): the reason} for the configurations that do not compile."""
   tasks, skipped = [], {}
   for name, cards, steps in ( plan.steps_needed() if needed is None else needed ):
@@ -30,6 +46,9 @@ def fill( cache, plan=PAPER, jobs=1, overrides=(), on_done=None, needed=None, on
       continue
     vocab = m.gpt.vocab_size
     tasks += [ ( m, pos % vocab, pos, want ) for pos, want in steps ]
+    base = paper_design( m ) if needed is None else None
+    if base is not None:
+      tasks.append( ( base, plan.breakdown_pos % vocab, plan.breakdown_pos, True ) )
   # the largest first, so the processes finish together
   tasks.sort( key=lambda t: -t[0].gpt.n_embd ** 2 * t[0].gpt.n_layer / t[0].cores )
   time_many( tasks, cache, jobs, on_done, on_start=on_start )
@@ -75,6 +94,29 @@ def breakdown( plan, ms_, cache, compute=True ):
         classes=rec["classes"],
         roofline_ms=weight_bytes( m.gpt ) / cards / ( m.dfx.hbm_gbps * 1e9 ) * 1e3 )
   return out
+
+
+def class_roofline( m, pos ):
+  """{op class: cycles the busiest card's HBM bytes of that class take at
+  the full HBM bandwidth} of the step at `pos` with the logits."""
+  progs, classes = emit_step( m, m.emitter(), pos % m.gpt.vocab_size, pos, True )
+  per_core = [ stats.count( p, c, m.dfx.d, m.cores ) for p, c in zip( progs, classes ) ]
+  return { k: max( pc[ k ]["hbm_bytes"] for pc in per_core ) / m.dfx.hbm_bytes_per_cycle
+           for k in stats.CLASSES }
+
+
+def design( plan, ms_, cache, compute=True ):
+  """The breakdown step of the paper's design beside this one's, when a
+  design option is on ({} otherwise): {"model, cards": breakdown entry};
+  and every breakdown step's op classes against their HBM bytes' roofline
+  ({"model, cards": {op class: cycles}})."""
+  bases = { k: b for k, m in ms_.items() if ( b := paper_design( m ) ) is not None }
+  roof = {}
+  for label, name in plan.sizes.items():
+    for cards in plan.cards:
+      if ( name, cards ) in ms_:
+        roof[ f"{label} x{cards}" ] = class_roofline( ms_[ ( name, cards ) ], plan.breakdown_pos )
+  return breakdown( plan, bases, cache, compute ) if bases else {}, roof
 
 
 def scaling( plan, ms_, cache, compute=True ):
@@ -149,6 +191,7 @@ def results( cache, plan=PAPER, overrides=(), profile=None ):
   with the --profile and --set they were computed for."""
   ms_, skipped = models( plan, overrides, profile )
   points, steps = xl( plan, ms_, cache )
+  base, roof = design( plan, ms_, cache )
   return dict(
     profile=profile, set=list( overrides ),
     skipped={ f"{n} x{c}": why for ( n, c ), why in skipped.items() },
@@ -157,4 +200,4 @@ def results( cache, plan=PAPER, overrides=(), profile=None ):
                  xl_sync_paper=plan.xl_sync_paper,
                  xl_attn_ffn_paper=plan.xl_attn_ffn_paper ),
     breakdown=breakdown( plan, ms_, cache ), scaling=scaling( plan, ms_, cache ),
-    xl=points, xl_steps=steps )
+    xl=points, xl_steps=steps, paper_design=base, class_roofline=roof )

@@ -115,3 +115,85 @@ def step_ms( res, out_dir ):
   ax.legend( fontsize=7 )
   ax.grid( alpha=0.3 )
   return save( fig, out_dir, "step_ms" )
+
+
+def _stack( ax, xs, rows, width, clock_mhz, hatch=None, labelled=True ):
+  """Bars of rows' ms per op class, stacked, at xs; returns their tops."""
+  bottom = [ 0.0 ] * len( rows )
+  for cls in CYCLE_CLASSES:
+    ms = [ cycles_to_ms( r["classes"].get( cls, 0 ), clock_mhz ) for r in rows ]
+    if any( ms ):
+      ax.bar( xs, ms, width, bottom=bottom, color=COLORS[ cls ], hatch=hatch,
+              edgecolor="white" if hatch else None, label=cls if labelled else None )
+      bottom = [ b + v for b, v in zip( bottom, ms ) ]
+  return bottom
+
+
+def design_breakdown( res, out_dir, clock_mhz ):
+  """(a) beside the paper's design: per model size and card count, the
+  step of the paper's design (hatched, left) and of this design (right),
+  stacked by op class, with the HBM roofline of the step's weights."""
+  keys = [ k for k in res["breakdown"] if k in res["paper_design"] ]
+  mine = [ res["breakdown"][ k ] for k in keys ]
+  base = [ res["paper_design"][ k ] for k in keys ]
+  fig, ax = plt.subplots( figsize=( 10, 4.8 ) )
+  w = 0.38
+  xs = range( len( keys ) )
+  tops_b = _stack( ax, [ x - w / 2 for x in xs ], base, w, clock_mhz, hatch="//", labelled=False )
+  tops_m = _stack( ax, [ x + w / 2 for x in xs ], mine, w, clock_mhz )
+  for x, r, b, tb, tm in zip( xs, mine, base, tops_b, tops_m ):
+    ax.text( x - w / 2, tb, f"{b['ms']:.3g}", ha="center", va="bottom", fontsize=7 )
+    ax.text( x + w / 2, tm, f"{r['ms']:.3g}", ha="center", va="bottom", fontsize=7 )
+    ax.hlines( r["roofline_ms"], x - w, x + w, colors="k", linestyles=":",
+               label="HBM roofline of the weights" if x == 0 else None )
+  ax.set_xticks( list( xs ), [ f"{r['size']}\n{r['cards']} card{'s' if r['cards'] > 1 else ''}"
+                               for r in mine ] )
+  ax.set_ylabel( "ms per generation step" )
+  what = f"profile `{res['profile']}`" if res.get( "profile" ) else "this design"
+  ax.set_title( f"The paper's design (hatched, left) against {what} (right), context "
+                f"{res['labels']['context']} tokens, modelled" )
+  ax.legend( title="op class", fontsize=8, loc="upper left", bbox_to_anchor=( 1.01, 1 ) )
+  ax.grid( axis="y", alpha=0.3 )
+  return save( fig, out_dir, "design_breakdown" )
+
+
+def class_roofline( series, roof, out_dir, name, what ):
+  """Bars of each op class's cycles per series ([(label, {class: cycles})])
+  beside the cycles its HBM bytes take at the full bandwidth (`roof`)."""
+  names = [ k for k in CYCLE_CLASSES if any( c.get( k, 0 ) for _, c in series ) ]
+  fig, ax = plt.subplots( figsize=( 9, 4.4 ) )
+  w = 0.8 / ( len( series ) + 1 )
+  xs = range( len( names ) )
+  for i, ( label, classes ) in enumerate( series ):
+    ax.bar( [ x + i * w for x in xs ], [ classes.get( k, 0 ) for k in names ], w, label=label )
+  ax.bar( [ x + len( series ) * w for x in xs ], [ roof.get( k, 0 ) for k in names ], w,
+          label="HBM roofline of its bytes", color="0.6", hatch="//" )
+  ax.set_xticks( [ x + w * len( series ) / 2 for x in xs ], names )
+  ax.set_ylabel( "cycles per generation step" )
+  ax.set_title( f"Each op class against the roofline of its HBM bytes ({what}, modelled)" )
+  ax.legend( fontsize=8 )
+  ax.grid( axis="y", alpha=0.3 )
+  return save( fig, out_dir, name )
+
+
+def roofline_key( res ):
+  """The breakdown entry the roofline figure shows: the first model size
+  on the most cards."""
+  rows = res["breakdown"]
+  first = next( iter( rows.values() ) )["size"]
+  return max( ( k for k in res["class_roofline"] if rows[ k ]["size"] == first ),
+              key=lambda k: rows[ k ]["cards"] )
+
+
+def roofline( res, out_dir ):
+  """The op classes of the breakdown step of the first model size on the
+  most cards against their bytes' roofline, this design and (when a
+  design option is on) the paper's."""
+  key = roofline_key( res )
+  series = []
+  if key in res.get( "paper_design", {} ):
+    series.append( ( "the paper's design", res["paper_design"][ key ]["classes"] ) )
+  series.append( ( f"profile `{res['profile']}`" if res.get( "profile" ) else "this design",
+                   res["breakdown"][ key ]["classes"] ) )
+  return class_roofline( series, res["class_roofline"][ key ], out_dir, "roofline",
+                         f"{key}, context {res['labels']['context']}" )

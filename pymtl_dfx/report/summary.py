@@ -96,7 +96,12 @@ def write( res, figures, clock_mhz ):
     scaling=f"(b) Scalability: {L['scaling']} on each card count, with the paper's points.",
     xl_latency=f"(c) {L['xl']} on {L['xl_cards']} cards: end-to-end latency against output "
                "tokens for each input length, with the paper's points.",
-    step_ms="(d) Milliseconds per step against context length, at the exactly timed steps." )
+    step_ms="(d) Milliseconds per step against context length, at the exactly timed steps.",
+    design_breakdown=f"(a) beside the paper's design: each step of (a) with every design option "
+                     "off (hatched, left) and as computed (right), with the HBM roofline of its "
+                     "weights.",
+    roofline="Each op class's cycles in the breakdown step of the first model size on the most "
+             "cards against the cycles its HBM bytes take at the full bandwidth." )
   for name, png in figures.items():
     lines += [ f"![{captions[ name ]}]({png})", "", captions[ name ], "" ]
   lines += [ "## Modelled against the paper", "",
@@ -121,6 +126,7 @@ def write( res, figures, clock_mhz ):
   for k, r in res["breakdown"].items():
     lines.append( f"| {k} | {r['ms']:.3f} | {r['roofline_ms']:.3f} | "
                   f"{100 * r['roofline_ms'] / r['ms']:.0f} % |" )
+  lines += design_lines( res )
   lines += [ "", "## One generation step per op class (ms)", "",
              "| model, cards | " + " | ".join( CYCLE_CLASSES ) + " | total |",
              "|---|" + "---|" * ( len( CYCLE_CLASSES ) + 1 ) ]
@@ -128,6 +134,24 @@ def write( res, figures, clock_mhz ):
     ms = [ cycles_to_ms( r["classes"].get( c, 0 ), clock_mhz ) for c in CYCLE_CLASSES ]
     lines.append( f"| {k} | " + " | ".join( f"{v:.3f}" for v in ms ) + f" | {r['ms']:.3f} |" )
   return "\n".join( lines ) + "\n"
+
+
+def design_lines( res ):
+  """The breakdown steps against the paper's design at the same costs and
+  against the roofline, when a design option is on."""
+  if not res.get( "paper_design" ):
+    return []
+  lines = [ "", "## Against the paper's design", "",
+            "The same step with every design option off (`config.DESIGN_FIELDS`), the costs kept, "
+            "and the HBM roofline of the step's weights.", "",
+            "| model, cards | paper's design ms | this design ms | speed-up | roofline ms | "
+            "roofline share |", "|---|---|---|---|---|---|" ]
+  for k, r in res["breakdown"].items():
+    b = res["paper_design"].get( k )
+    if b is not None:
+      lines.append( f"| {k} | {b['ms']:.3f} | {r['ms']:.3f} | {b['ms'] / r['ms']:.2f}x | "
+                    f"{r['roofline_ms']:.3f} | {100 * r['roofline_ms'] / r['ms']:.0f} % |" )
+  return lines
 
 
 def _fmt( v, unit ):

@@ -31,7 +31,8 @@ def built( tmp_path_factory ):
 def test_every_file_is_written_whole( built ):
   out, _, paths = built
   names = sorted( p.name for p in out.iterdir() )
-  assert names == sorted( [ f"{f}.{e}" for f in ( "breakdown", "scaling", "xl_latency", "step_ms" )
+  assert names == sorted( [ f"{f}.{e}" for f in ( "breakdown", "roofline", "scaling", "xl_latency",
+                                                      "step_ms" )
                             for e in ( "png", "svg" ) ] + [ "summary.md", "results.json" ] )
   for f in out.iterdir():
     assert f.stat().st_size > 0
@@ -181,3 +182,35 @@ def test_step_flops_count_every_matrix():
   assert step_flops( g, 0, False ) == step_flops( g, 0, True ) - 2 * g.vocab_size * E
   assert generation_flops( g, 2, 2 ) == ( step_flops( g, 0, False ) + step_flops( g, 1, True )
                                           + step_flops( g, 2, True ) )
+
+
+def test_a_design_profile_beside_the_paper_design( built, tmp_path ):
+  """With a design option on, the breakdown steps of the paper's design
+  are the default report's own (the same costs, every option off), drawn
+  and tabled beside the profile's; the default report has none."""
+  out, cache, _ = built
+  default = json.loads( ( out / "results.json" ).read_text() )
+  assert default["paper_design"] == {} and not ( out / "design_breakdown.png" ).exists()
+  paths = build( str( tmp_path ), TINY, cache, profile="streaming" )
+  res = json.loads( ( tmp_path / "results.json" ).read_text() )
+  assert "design_breakdown" in paths and ( tmp_path / "design_breakdown.svg" ).stat().st_size > 0
+  assert { k: r["cycles"] for k, r in res["paper_design"].items() } == \
+         { k: r["cycles"] for k, r in default["breakdown"].items() }
+  assert any( res["breakdown"][ k ]["cycles"] != r["cycles"] for k, r in default["breakdown"].items() )
+  text = ( tmp_path / "summary.md" ).read_text()
+  for k, r in res["breakdown"].items():
+    b = res["paper_design"][ k ]
+    assert f"| {k} | {b['ms']:.3f} | {r['ms']:.3f} | {b['ms'] / r['ms']:.2f}x |" in text
+
+
+def test_class_roofline_counts_every_weight_byte( built ):
+  """The roofline figure's bytes: per card count, the busiest card's HBM
+  bytes per op class, which together are at least the card's share of the
+  weights (the breakdown step's roofline)."""
+  out, _, _ = built
+  res = json.loads( ( out / "results.json" ).read_text() )
+  assert set( res["class_roofline"] ) == set( res["breakdown"] )
+  for k, roof in res["class_roofline"].items():
+    r = res["breakdown"][ k ]
+    assert roof["lm_head"] > 0 and roof["ffn"] > 0 and roof["layernorm"] == 0
+    assert sum( roof.values() ) / 200e3 >= r["roofline_ms"] * 0.999
