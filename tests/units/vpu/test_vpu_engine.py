@@ -148,6 +148,10 @@ def test_cl_equals_rtl_under_stalls( d, partials, max_tree, level, cmdline_opts 
   per_op = 3 if level == "rtl" and not _translating( cmdline_opts ) else 20
   chunks = 3 if partials == 1 else 2 * partials + 1
   insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( per_op ) ]
+  if max_tree:    # sum and max reductions interleaved: each waits for the other kind
+    reductions = [ op for op in VPU_OPS if op.is_reduction ]
+    insts += [ random_inst( reductions[ k ], d, rng, chunks )
+               for k in rng.integers( 0, len( reductions ), 3 * per_op ) ]
   streams = streams_of( insts, rf, partials )
   for delay in ( 3, 0 ):
     run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
