@@ -113,6 +113,7 @@ DESIGN_FIELDS = (
   "mpu_post_bypass",
   "attn_head_pipeline",
   "reduce_partials",
+  "vpu_max_tree",
 )
 
 
@@ -219,6 +220,13 @@ class DFXConfig:
                    enters each cycle once P >= fp_add_latency, and the partials
                    are combined by a pairwise tree through the same adder;
                    `numerics.reduce_sum`'s order with partials=P)
+  vpu_max_tree     0: the VPU's max reductions (REDMAX, REDMAXABS) share the
+                   sum's tree pipe and accumulator, so each step takes the
+                   adder's latency; 1: they have their own comparator tree
+                   pipe and comparator accumulator whose steps take
+                   fp_max_latency (`vpu_max_tree_latency`,
+                   `vpu_max_accum_latency`); a sum and a max reduction are
+                   never in flight together; the numerics do not change
   """
 
   d: int = 64
@@ -261,6 +269,7 @@ class DFXConfig:
   mpu_post_bypass: int = 0
   attn_head_pipeline: int = 0
   reduce_partials: int = 1
+  vpu_max_tree: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -301,6 +310,10 @@ class DFXConfig:
     _check(errors, "mpu_post_bypass", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (every post-op stage passed) or 1 (only the command's)")
+    value = self.vpu_max_tree
+    _check(errors, "vpu_max_tree", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (max reductions share the adder's pipes) or 1 (their own comparator pipes)")
     value = self.attn_head_pipeline
     _check(errors, "attn_head_pipeline", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
@@ -414,6 +427,18 @@ class DFXConfig:
     """The VPU's chunk accumulator: one step, and the next chunk waits for
     it (the running value is its operand)."""
     return self.vpu_reduce_step_latency
+
+  @property
+  def vpu_max_tree_latency(self) -> int:
+    """The VPU's own comparator tree for the max reductions
+    (`vpu_max_tree`=1): tree_depth comparator steps."""
+    return self.tree_depth * self.fp_max_latency
+
+  @property
+  def vpu_max_accum_latency(self) -> int:
+    """The max reductions' own chunk accumulator (`vpu_max_tree`=1): one
+    comparator step."""
+    return self.fp_max_latency
 
   @property
   def mpu_post_latency(self) -> int:

@@ -3,7 +3,7 @@ resources: the modules it changes, synthesised with the option off and on
 (Yosys `synth_xilinx -family xcup`, no -flatten, `stat -top`), times their
 instances in one core, at the paper's d=64, l=16.
 
-  python reports/option_resources.py [--out build/option_resources] [--timeout S]
+  python reports/option_resources.py [--out build/option_resources] [--timeout S] [--field F]
 
 Prints a markdown table per option (module, instances, off, on, the
 difference times the instances) and the totals; the differences are what
@@ -69,11 +69,36 @@ def _accumulator( cfg, partials ):
   return [ ( "VPU accumulator (VPUAccumRTL)", 1, lambda: VPUAccumRTL( cfg.vpu_accum_latency ) ) ]
 
 
-# option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor)] ), or None
+def _max_tree( cfg, on ):
+  """The VPU's control (the kind register and its issue rule) on both
+  sides; with the option on also the comparator accumulator, and the max
+  reductions' own tree pipe counted, not synthesised: as a top (or behind
+  plain ports) pymtl3 3.1's Yosys backend drives its bitstruct stages
+  twice, one of them with x, and Yosys keeps a fraction of them; it is
+  its stages of the tree message and a valid bit, flip-flops with a clock
+  enable.  The datapath's routing and output multiplexers are not
+  synthesised (its stall pipes carry bitstruct-list messages); the
+  comparator tree itself is the same on both sides."""
+  from pymtl_dfx.units.vpu.msgs import VPUTreeMsg
+  from pymtl_dfx.units.vpu.VPUCtrlRTL import VPUCtrlRTL
+  from pymtl_dfx.units.vpu.VPUMaxAccumRTL import VPUMaxAccumRTL
+  mods = [ ( "VPU control (VPUCtrlRTL)", 1, lambda: VPUCtrlRTL( cfg.d, cfg ) ) ]
+  if on:
+    n = cfg.vpu_max_tree_latency
+    mods += [ ( f"VPU max tree pipe, {n} stages of {VPUTreeMsg.nbits} + 1 bits (StallPipeRTL)",
+                1, dict( FF=n * ( VPUTreeMsg.nbits + 1 ) ) ),
+              ( "VPU max accumulator (VPUMaxAccumRTL)", 1,
+                lambda: VPUMaxAccumRTL( cfg.vpu_max_accum_latency ) ) ]
+  return mods
+
+
+# option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor or
+# counted {resource: n})] ), or None
 # for an option that changes the compiler only
 CHANGED = {
   "mpu_raster_walk": ( 1, _walkers ),
   "reduce_partials": ( 8, _accumulator ),
+  "vpu_max_tree": ( 1, _max_tree ),
 }
 # option -> counted resources (`post_registers`), for an option whose modules
 # Yosys cannot take
@@ -99,10 +124,12 @@ def main( argv=None ):
   ap = argparse.ArgumentParser( description=__doc__.splitlines()[0] )
   ap.add_argument( "--out", default="build/option_resources" )
   ap.add_argument( "--timeout", type=float, default=900 )
+  ap.add_argument( "--field", action="append", choices=DESIGN_FIELDS,
+                   help="only this option (repeatable; default: every one)" )
   args = ap.parse_args( argv )
   cfg = DFXConfig()
   cols = " | ".join( RESOURCES )
-  for field in DESIGN_FIELDS:
+  for field in args.field or DESIGN_FIELDS:
     if field in COUNTED:
       got = COUNTED[ field ]( cfg )
       print( f"\n## {field}\n\n" + ", ".join( f"{k} {v:+,}" for k, v in got.items() if k != "how" )
@@ -120,7 +147,9 @@ def main( argv=None ):
       for label, k, build in modules( cfg.replace( **{ field: value } ) if on else cfg, on ):
         out = os.path.join( args.out, field, side, label.split( " (" )[0].replace( " ", "_" ) )
         os.makedirs( out, exist_ok=True )
-        got, note = synth( build, out, args.timeout )
+        # a module given as its resources is counted, not synthesised
+        got, note = ( build, "counted" ) if isinstance( build, dict ) else \
+                    synth( build, out, args.timeout )
         if got is None:
           ok = False
           lines.append( f"| {label} | {k} | {side} | " + " | ".join( "-" for _ in RESOURCES )

@@ -251,3 +251,20 @@ def test_mpu_post_depth_per_command():
   # RTL modules, so the default's Verilog keeps its module names
   assert "mpu_post_bypass" not in str( off ) and "mpu_post_bypass=1" in str( on )
   assert DFXConfig.from_dict( on.to_dict() ) == on
+
+
+@pytest.mark.parametrize( "value", [ 2, -1, True, 1.0, "1" ] )
+def test_bad_vpu_max_tree_is_named( value ):
+  with pytest.raises( ConfigError, match=rf"vpu_max_tree={value!r} \(must be 0 .* or 1 " ):
+    DFXConfig( vpu_max_tree=value )
+
+
+def test_vpu_max_tree_latencies():
+  """The max reductions' own pipes take comparator steps (tree_depth of them
+  in the tree, one in the accumulator); the sum's keep the adder's.  At its
+  default the option is left out of str() (the RTL modules' names)."""
+  off, on = DFXConfig(), DFXConfig( vpu_max_tree=1, fp_max_latency=2 )
+  assert ( on.vpu_max_tree_latency, on.vpu_max_accum_latency ) == ( 12, 2 )
+  assert ( on.vpu_tree_latency, on.vpu_accum_latency ) == ( off.vpu_tree_latency, 11 ) == ( 66, 11 )
+  assert "vpu_max_tree" not in str( off ) and "vpu_max_tree=1" in str( on )
+  assert DFXConfig.from_dict( on.to_dict() ) == on

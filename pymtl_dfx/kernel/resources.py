@@ -109,6 +109,7 @@ CORE_SLR = {
   # the design options' additions sit with the unit they change
   "design option: mpu_raster_walk": 0, "design option: mpu_post_bypass": 1,
   "design option: reduce_partials": 2,
+  "design option: vpu_max_tree": 2,
 }
 LANES = "MPU: MFU lanes"
 

@@ -43,7 +43,7 @@ _HBM_OPS = ( DmaOp.HBM_READ, DmaOp.HBM_WRITE )
 # attributes that carry no timing state (configs, caches, data, helpers)
 _SKIP = { "cfg", "specs", "spec", "rule", "cands", "Candidate", "stall_reasons", "go",
           "_offer", "words", "ptr", "p", "ebuf", "label", "modes",
-          "acc_val", "scalar" }     # the VPU's values (None without data)
+          "acc_val", "max_acc_val", "scalar" }     # the VPU's values (None without data)
 
 
 def canon_word( word, M ):

@@ -36,6 +36,8 @@ OPTIONS = {
   "attn_head_pipeline": ( 1, "1" ),
   # a numerics variant (`numerics.reduce_sum`'s partials): its own models' values
   "reduce_partials": ( 1, "8" ),
+  # the max reductions' own comparator pipes (LayerNorm's REDMAXABS, softmax's REDMAX)
+  "vpu_max_tree": ( 1, "1" ),
 }
 # field: values the config refuses
 BAD = {
@@ -43,10 +45,11 @@ BAD = {
   "mpu_post_bypass": ( 2, -1, "x", 1.0, True ),
   "attn_head_pipeline": ( 2, -1, "x", 1.0, True ),
   "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
+  "vpu_max_tree": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
-TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline" }
+TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu_max_tree" }
 
 
 def test_every_design_field_is_exercised():

@@ -68,7 +68,7 @@ class VPUCL( Component ):
     # (the state update decides again from the ports' final values).
     @update_once
     def up_vpu_cl_out():
-      ew_head, acc_head = eng.ew_pipe.head(), eng.acc_pipe.head()
+      ew_head, acc_head = eng.ew_pipe.head(), eng.red_head()
       acc_out_val = acc_head is not None and acc_head[-1]
       s.out.val @= eng.out_val()
       if ew_head is not None:

@@ -6,7 +6,8 @@ last chunk issues, so chunks of consecutive instructions issue back to back.
 A chunk issues when its a (and b) message is there and its pipe can take it.
 Element-wise chunks and reduction chunks go down different pipes; to keep
 results in instruction order a chunk waits until the other kind has drained
-(counted by `ew_inflight` and `red_inflight`).
+(counted by `ew_inflight` and `red_inflight`); with `cfg.vpu_max_tree` a
+sum and a max reduction, which then go down different pipes, likewise.
 """
 
 from pymtl3 import *
@@ -89,19 +90,22 @@ class VPUCtrlRTL( Component ):
       for i in range( d ):
         s.lane_mask[i] @= s.left_r.out > i
 
-    @update
-    def up_ctrl_issue():
-      if s.is_red:
-        s.room @= s.tree_rdy & ( s.ew_inflight.out == 0 )
-      else:
-        s.room @= s.ew_rdy & ( s.red_inflight.out == 0 )
-      s.issue @= s.busy_r.out & s.a_val & ( ~s.need_b | s.b_val ) & s.room
-      s.a_rdy @= s.issue
-      s.b_rdy @= s.issue & s.need_b
-      s.ew_val @= s.issue & ~s.is_red
-      s.tree_val @= s.issue & s.is_red
-      s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
-      s.take @= s.cmd_val & s.cmd_rdy
+    if cfg.vpu_max_tree:
+      s._max_tree_issue()
+    else:
+      @update
+      def up_ctrl_issue():
+        if s.is_red:
+          s.room @= s.tree_rdy & ( s.ew_inflight.out == 0 )
+        else:
+          s.room @= s.ew_rdy & ( s.red_inflight.out == 0 )
+        s.issue @= s.busy_r.out & s.a_val & ( ~s.need_b | s.b_val ) & s.room
+        s.a_rdy @= s.issue
+        s.b_rdy @= s.issue & s.need_b
+        s.ew_val @= s.issue & ~s.is_red
+        s.tree_val @= s.issue & s.is_red
+        s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
+        s.take @= s.cmd_val & s.cmd_rdy
 
     @update
     def up_ctrl_next():
@@ -123,6 +127,30 @@ class VPUCtrlRTL( Component ):
       s.ew_inflight.in_ @= s.ew_inflight.out + zext( s.ew_val, EwCntT ) - zext( s.ew_done, EwCntT )
       s.red_inflight.in_ @= s.red_inflight.out + zext( s.tree_val & s.first_r.out, RedCntT ) \
                             - zext( s.red_done, RedCntT )
+
+  def _max_tree_issue( s ):
+    """`up_ctrl_issue` with the max reductions' own pipes (`vpu_max_tree`=1):
+    a reduction chunk also waits until the reductions of the other kind
+    (sum or max) have drained, so results leave in order; `red_max_r` is
+    the kind of the last reduction chunk issued (of those in flight)."""
+    s.red_max_r = RegEn( Bits1 )
+    s.red_max_r.in_ //= s.is_max
+    s.red_max_r.en //= s.tree_val
+
+    @update
+    def up_ctrl_issue_max_tree():
+      if s.is_red:
+        s.room @= s.tree_rdy & ( s.ew_inflight.out == 0 ) & \
+                  ( ( s.red_inflight.out == 0 ) | ( s.red_max_r.out == s.is_max ) )
+      else:
+        s.room @= s.ew_rdy & ( s.red_inflight.out == 0 )
+      s.issue @= s.busy_r.out & s.a_val & ( ~s.need_b | s.b_val ) & s.room
+      s.a_rdy @= s.issue
+      s.b_rdy @= s.issue & s.need_b
+      s.ew_val @= s.issue & ~s.is_red
+      s.tree_val @= s.issue & s.is_red
+      s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
+      s.take @= s.cmd_val & s.cmd_rdy
 
   def line_trace( s ):
     state = "busy" if s.busy_r.out else "idle"

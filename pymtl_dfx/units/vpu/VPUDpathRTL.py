@@ -1,7 +1,9 @@
 """The VPU engine's datapath: d element-wise lanes behind one pipe, and the
 reduction path (d-wide sum and max trees behind one pipe, then the
 accumulator: `VPUAccumRTL`, or `VPUAccumPartialsRTL` with
-`cfg.reduce_partials` > 1); their results merge onto `out`.
+`cfg.reduce_partials` > 1); their results merge onto `out`.  With
+`cfg.vpu_max_tree` the max tree has its own pipe and accumulator
+(`VPUMaxAccumRTL`), so a max reduction's steps take the comparator's latency.
 
 Reduction padding: lanes past len enter the trees as +0 (sum) or -inf (max),
 the identities, so a short last chunk reduces like `numerics` pads it;
@@ -22,6 +24,7 @@ from ..fpu.FP16TreeComb import FP16TreeComb
 from .msgs import FP16, OpT, VPUTreeMsg, mk_fp16_vec
 from .VPUAccumPartialsRTL import VPUAccumPartialsRTL
 from .VPUAccumRTL import VPUAccumRTL
+from .VPUMaxAccumRTL import VPUMaxAccumRTL
 from .VPULaneComb import VPULaneComb
 
 REDMAXABS = int( C.REDMAXABS )
@@ -119,18 +122,21 @@ class VPUDpathRTL( Component ):
           s.max_in[i] @= s.a[i]
 
     s.tree_pipe = StallPipeRTL( VPUTreeMsg, cfg.vpu_tree_latency )
-    s.tree_pipe.recv.val //= s.tree_val
-    s.tree_rdy //= s.tree_pipe.recv.rdy
-    s.tree_pipe.recv.msg.is_max //= s.is_max
-    s.tree_pipe.recv.msg.first //= s.first
-    s.tree_pipe.recv.msg.last //= s.last
+    if cfg.vpu_max_tree:
+      s._max_reduction_path( cfg )
+    else:
+      s.tree_pipe.recv.val //= s.tree_val
+      s.tree_rdy //= s.tree_pipe.recv.rdy
+      s.tree_pipe.recv.msg.is_max //= s.is_max
+      s.tree_pipe.recv.msg.first //= s.first
+      s.tree_pipe.recv.msg.last //= s.last
 
-    @update
-    def up_tree_select():
-      if s.is_max:
-        s.tree_pipe.recv.msg.v @= s.max_tree.out
-      else:
-        s.tree_pipe.recv.msg.v @= s.sum_tree.out
+      @update
+      def up_tree_select():
+        if s.is_max:
+          s.tree_pipe.recv.msg.v @= s.max_tree.out
+        else:
+          s.tree_pipe.recv.msg.v @= s.sum_tree.out
 
     if cfg.reduce_partials > 1:   # interleaved partial sums, then their combine
       s.accum = VPUAccumPartialsRTL( cfg.vpu_accum_latency, cfg.reduce_partials )
@@ -146,20 +152,74 @@ class VPUDpathRTL( Component ):
       s.out.msg.v[i] //= s.out_v[i]
       s.ew_head[i] //= s.ew_pipe.send.msg.v[i]
 
+    if cfg.vpu_max_tree:
+      s._max_out( d )
+    else:
+      @update
+      def up_out():
+        s.out.val @= s.ew_pipe.send.val | s.accum.send.val
+        s.ew_pipe.send.rdy @= s.out.rdy
+        s.accum.send.rdy @= s.out.rdy
+        s.ew_done @= s.ew_pipe.send.val & s.out.rdy
+        s.red_done @= s.accum.send.val & s.out.rdy
+        for i in range( d ):
+          if s.ew_pipe.send.val:
+            s.out_v[i] @= s.ew_head[i]
+          elif i == 0:
+            s.out_v[i] @= s.accum.send.msg
+          else:
+            s.out_v[i] @= 0
+
+  def _max_reduction_path( s, cfg ):
+    """`vpu_max_tree`=1: the max tree feeds its own pipe of comparator
+    steps and `VPUMaxAccumRTL`; the sum tree alone feeds `tree_pipe`.  A
+    chunk goes down its kind's pipe (the control keeps the kinds apart)."""
+    s.max_pipe = StallPipeRTL( VPUTreeMsg, cfg.vpu_max_tree_latency )
+    s.max_pipe.recv.msg.v //= s.max_tree.out
+    s.max_pipe.recv.msg.is_max //= s.is_max
+    s.max_pipe.recv.msg.first //= s.first
+    s.max_pipe.recv.msg.last //= s.last
+    s.tree_pipe.recv.msg.v //= s.sum_tree.out
+    s.tree_pipe.recv.msg.is_max //= s.is_max
+    s.tree_pipe.recv.msg.first //= s.first
+    s.tree_pipe.recv.msg.last //= s.last
+    s.max_accum = VPUMaxAccumRTL( cfg.vpu_max_accum_latency )
+    s.max_accum.recv //= s.max_pipe.send
+
     @update
-    def up_out():
-      s.out.val @= s.ew_pipe.send.val | s.accum.send.val
+    def up_tree_route():
+      s.tree_pipe.recv.val @= s.tree_val & ~s.is_max
+      s.max_pipe.recv.val @= s.tree_val & s.is_max
+      if s.is_max:
+        s.tree_rdy @= s.max_pipe.recv.rdy
+      else:
+        s.tree_rdy @= s.tree_pipe.recv.rdy
+
+  def _max_out( s, d ):
+    """`up_out` with the comparator accumulator's results (`vpu_max_tree`=1):
+    at most one of the three paths holds results at once."""
+
+    @update
+    def up_out_max_tree():
+      s.out.val @= s.ew_pipe.send.val | s.accum.send.val | s.max_accum.send.val
       s.ew_pipe.send.rdy @= s.out.rdy
       s.accum.send.rdy @= s.out.rdy
+      s.max_accum.send.rdy @= s.out.rdy
       s.ew_done @= s.ew_pipe.send.val & s.out.rdy
-      s.red_done @= s.accum.send.val & s.out.rdy
+      s.red_done @= ( s.accum.send.val | s.max_accum.send.val ) & s.out.rdy
       for i in range( d ):
         if s.ew_pipe.send.val:
           s.out_v[i] @= s.ew_head[i]
         elif i == 0:
-          s.out_v[i] @= s.accum.send.msg
+          if s.max_accum.send.val:
+            s.out_v[i] @= s.max_accum.send.msg
+          else:
+            s.out_v[i] @= s.accum.send.msg
         else:
           s.out_v[i] @= 0
 
   def line_trace( s ):
+    if hasattr( s, "max_accum" ):
+      return ( f"ew({s.ew_pipe.line_trace()}) tree({s.tree_pipe.line_trace()}) "
+               f"{s.accum.line_trace()} max({s.max_pipe.line_trace()}) {s.max_accum.line_trace()}" )
     return f"ew({s.ew_pipe.line_trace()}) tree({s.tree_pipe.line_trace()}) {s.accum.line_trace()}"

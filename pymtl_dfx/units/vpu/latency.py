@@ -2,7 +2,7 @@
 tests check the CL and RTL against and the latency report prints."""
 
 from ...isa import ComputeOp
-from .msgs import REDUCTIONS
+from .msgs import MAX_REDUCTIONS, REDUCTIONS
 from .streams import n_chunks
 
 # cycles from the sources' first valid cycle to the first chunk entering a
@@ -38,6 +38,8 @@ def no_stall_latency( cfg, op, length ):
   all valid from cycle 1, sink always ready)."""
   if ComputeOp( op ) in REDUCTIONS:
     C = n_chunks( length, cfg.d )
+    if cfg.vpu_max_tree and ComputeOp( op ) in MAX_REDUCTIONS:   # the comparator pipes
+      return ISSUE_CYCLES + cfg.vpu_max_tree_latency + C * cfg.vpu_max_accum_latency
     if cfg.reduce_partials > 1:
       return ISSUE_CYCLES + cfg.vpu_tree_latency + partials_cycles(
         C, cfg.reduce_partials, cfg.vpu_accum_latency )
@@ -49,6 +51,8 @@ def no_stall_latency( cfg, op, length ):
 def chunks_per_cycle( cfg, op ):
   """Steady-state throughput of one long instruction (its chunks; with
   interleaved partials the combine passes come on top, once)."""
+  if cfg.vpu_max_tree and ComputeOp( op ) in MAX_REDUCTIONS:
+    return 1 / cfg.vpu_max_accum_latency
   if ComputeOp( op ) in REDUCTIONS:
     return min( 1.0, cfg.reduce_partials / cfg.vpu_accum_latency )
   return 1.0

@@ -16,6 +16,13 @@ enters when its partial's previous addition has left the adder (forwarded in
 the cycle it leaves), so one chunk a cycle once P >= the adder's latency;
 after the last chunk the live partials are combined pairwise, in order,
 through the same adder, and the final addition's result leaves.
+
+With `cfg.vpu_max_tree` = 1 the max reductions have their own comparator
+tree pipe (`max_pipe`) and accumulator (`max_acc_pipe`, one running value,
+as the sum's with one partial) whose steps take `fp_max_latency`; the sum
+reductions keep the pipes above.  To keep results in order a reduction chunk
+also waits until reductions of the other kind have drained (`red_max` is the
+kind of the reductions in flight).
 """
 
 from types import SimpleNamespace
@@ -47,6 +54,10 @@ class VPUTiming:
     s.busy, s.op, s.bcast, s.left, s.first = False, None, 0, 0, False
     s.scalar = None
     s.ew_inflight = s.red_inflight = 0
+    if cfg.vpu_max_tree:     # the max reductions' own pipes
+      s.max_pipe     = StallPipeCL( cfg.vpu_max_tree_latency )   # (value, is_max, first, last)
+      s.max_acc_pipe = StallPipeCL( cfg.vpu_max_accum_latency )  # (value, last)
+      s.max_acc_busy, s.max_acc_val, s.red_max = False, 0, False
 
   # -- the values' hooks (VPUCL); no data here ----------------------------------
 
@@ -62,8 +73,17 @@ class VPUTiming:
 
   # -- timing ------------------------------------------------------------------------
 
+  def red_head( s ):
+    """The accumulator pipe's head whose result may leave (the max
+    reductions' own with `vpu_max_tree`, when it holds one)."""
+    if s.cfg.vpu_max_tree:
+      head = s.max_acc_pipe.head()
+      if head is not None and head[-1]:
+        return head
+    return s.acc_pipe.head()
+
   def out_val( s ):
-    acc_head = s.acc_pipe.head()
+    acc_head = s.red_head()
     return s.ew_pipe.head() is not None or ( acc_head is not None and acc_head[-1] )
 
   def _partials_decide( s, now, out_rdy ):
@@ -127,8 +147,8 @@ class VPUTiming:
     cmd_val, a_val, b_val, out_rdy = bool( cmd_val ), bool( a_val ), bool( b_val ), bool( out_rdy )
     now.out_rdy = out_rdy
     # results
-    ew_head, acc_head = s.ew_pipe.head(), s.acc_pipe.head()
-    acc_out_val = acc_head is not None and acc_head[-1]
+    ew_head, acc_head, red_head = s.ew_pipe.head(), s.acc_pipe.head(), s.red_head()
+    acc_out_val = red_head is not None and red_head[-1]
     now.out_val = ew_head is not None or acc_out_val
     now.ew_done = ew_head is not None and out_rdy
     now.red_done = acc_out_val and out_rdy
@@ -140,11 +160,22 @@ class VPUTiming:
       now.leaving = acc_head is not None and now.acc_send_rdy
       now.accum_rdy = not s.acc_busy or now.leaving
       now.acc_enter = s.tree_pipe.head() is not None and now.accum_rdy
+    if s.cfg.vpu_max_tree:   # the comparator accumulator: one running value
+      head = s.max_acc_pipe.head()
+      now.max_send_rdy = head is None or not head[1] or out_rdy
+      now.max_leaving = head is not None and now.max_send_rdy
+      now.max_accum_rdy = not s.max_acc_busy or now.max_leaving
+      now.max_enter = s.max_pipe.head() is not None and now.max_accum_rdy
     # control
     is_red = s.op in REDUCTIONS
     now.need_b = s.op in BINARY and ( not s.bcast or s.first )
     now.last = s.left <= s.d
-    if is_red:
+    if is_red and s.cfg.vpu_max_tree:
+      is_max = s.op in MAX_REDUCTIONS
+      pipe_rdy = ( s.max_pipe.can_accept( now.max_accum_rdy ) if is_max
+                   else s.tree_pipe.can_accept( now.accum_rdy ) )
+      room = pipe_rdy and s.ew_inflight == 0 and ( s.red_inflight == 0 or s.red_max == is_max )
+    elif is_red:
       room = s.tree_pipe.can_accept( now.accum_rdy ) and s.ew_inflight == 0
     else:
       room = s.ew_pipe.can_accept( out_rdy ) and s.red_inflight == 0
@@ -178,7 +209,26 @@ class VPUTiming:
         s.acc_val = acc_head[0]
       s.acc_busy = now.acc_enter or ( s.acc_busy and not now.leaving )
       s.acc_pipe.tick( now.acc_send_rdy, acc_entry )
-    s.tree_pipe.tick( now.accum_rdy, tree_entry )
+    sum_entry = tree_entry
+    if s.cfg.vpu_max_tree:   # a max chunk enters its own tree pipe
+      max_entry = None
+      if tree_entry is not None:
+        s.red_max = tree_entry[1]
+        if s.red_max:
+          sum_entry, max_entry = None, tree_entry
+      # the comparator accumulator, as the sum's with one running value
+      acc_entry = None
+      head = s.max_acc_pipe.head()
+      if now.max_enter:
+        value, is_max, first, last = s.max_pipe.head()
+        operand = None if first else head[0] if now.max_leaving else s.max_acc_val
+        acc_entry = ( s.combine( is_max, operand, value ), last )
+      if now.max_leaving:
+        s.max_acc_val = head[0]
+      s.max_acc_busy = now.max_enter or ( s.max_acc_busy and not now.max_leaving )
+      s.max_acc_pipe.tick( now.max_send_rdy, acc_entry )
+      s.max_pipe.tick( now.max_accum_rdy, max_entry )
+    s.tree_pipe.tick( now.accum_rdy, sum_entry )
     s.ew_pipe.tick( now.out_rdy, ew_entry )
     s.ew_inflight += ( ew_entry is not None ) - now.ew_done
     s.red_inflight += ( tree_entry is not None and s.first ) - now.red_done

@@ -11,7 +11,10 @@ the regular pass).
 `partials` is `DFXConfig.reduce_partials`: the accumulator's interleaved
 partial sums (1: DFX's one running value).  With P > 1 the instructions run
 up to 2P + 1 chunks, so partials wrap, stay unused (fewer than P chunks) and
-combine over an odd number of live partials.
+combine over an odd number of live partials.  `max_tree` is
+`DFXConfig.vpu_max_tree`: the max reductions' own comparator tree pipe and
+accumulator (the mixed blocks switch between sum and max reductions, which
+then wait for each other), alone and with P=8 partials for the sums.
 """
 
 import os
@@ -47,11 +50,18 @@ def _translating( opts ):
 
 # (d, partials) cases beyond DFX's accumulator: P=2 wraps often, P=16 (above
 # the adder's latency) takes a chunk a cycle
-PARTIALS = [ ( 4, 2 ), ( 4, 16 ) ]
+PARTIALS = [ ( 4, 2, 0 ), ( 4, 16, 0 ) ]
+# (d, partials, max_tree) cases with the max reductions' own pipes
+MAX_TREE = [ ( 4, 1, 1 ), ( 8, 1, 1 ), ( 4, 8, 1 ) ]
+DFX = [ ( 4, 1, 0 ), ( 8, 1, 0 ) ]
 
 
-def model( level, d, partials=1 ):
-  return select( level, **MODELS )( d, DFXConfig( d=d, reduce_partials=partials ) )
+def config( d, partials=1, max_tree=0 ):
+  return DFXConfig( d=d, reduce_partials=partials, vpu_max_tree=max_tree )
+
+
+def model( level, d, partials=1, max_tree=0 ):
+  return select( level, **MODELS )( d, config( d, partials, max_tree ) )
 
 
 def random_rf( d, rng ):
@@ -81,11 +91,12 @@ def streams_of( insts, rf, partials=1 ):
   return cmd, a, b, out
 
 
-def run_engine( level, d, streams, cmdline_opts=None, max_delay=0, seed=0, partials=1 ):
+def run_engine( level, d, streams, cmdline_opts=None, max_delay=0, seed=0, partials=1,
+                max_tree=0 ):
   cmd, a, b, out = streams
   Vec = mk_fp16_vec( d )
   return run_stream_test(
-    model( level, d, partials ),
+    model( level, d, partials, max_tree ),
     sources={ "cmd": ( VPUCmd, cmd ), "a": ( Vec, a ), "b": ( Vec, b ) },
     sinks={ "out": ( Vec, out ) },
     level=level, cmdline_opts=cmdline_opts, max_delay=max_delay, seed=seed )
@@ -102,14 +113,14 @@ def _skip_slow_rtl( d, level, cmdline_opts ):
     pytest.skip( "d=64 Verilator build is too long for the regular pass (VPU_VERILATOR_D64=1)" )
 
 
-@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ), ( 64, 1 ) ] + PARTIALS )
-def test_every_opcode_bit_exact( d, partials, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree", DFX + [ ( 64, 1, 0 ) ] + PARTIALS + MAX_TREE )
+def test_every_opcode_bit_exact( d, partials, max_tree, level, cmdline_opts ):
   """Per opcode a block of random instructions (random lengths, bcast,
   values with specials and subnormals), then a block mixing all opcodes
   (results must leave in order when the engine switches pipes); one
   simulation, every out message checked by the sink."""
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( d + partials )
+  rng = np.random.default_rng( d + partials + 50 * max_tree )
   rf = random_rf( d, rng )
   many, few = COUNTS[ d ]
   n = few if level == "rtl" and not _translating( cmdline_opts ) else many
@@ -120,31 +131,36 @@ def test_every_opcode_bit_exact( d, partials, level, cmdline_opts ):
   insts += [ random_inst( VPU_OPS[ k ], d, rng, chunks )
              for k in rng.integers( 0, len( VPU_OPS ), max( 4 * n, 24 ) ) ]
   streams = streams_of( insts, rf, partials )
-  r = run_engine( level, d, streams, cmdline_opts, max_delay=1, seed=d, partials=partials )
+  r = run_engine( level, d, streams, cmdline_opts, max_delay=1, seed=d, partials=partials,
+                  max_tree=max_tree )
   assert len( r.arrivals["out"] ) == len( streams[3] )
 
 
-@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ) ] + PARTIALS )
-def test_cl_equals_rtl_under_stalls( d, partials, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree", DFX + PARTIALS + MAX_TREE )
+def test_cl_equals_rtl_under_stalls( d, partials, max_tree, level, cmdline_opts ):
   """Each opcode's block under random source and sink delays, and without
   delays: the RTL's out arrival cycles are the CL's, message for message."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( 100 + d + partials )
+  rng = np.random.default_rng( 100 + d + partials + 50 * max_tree )
   rf = random_rf( d, rng )
   per_op = 3 if level == "rtl" and not _translating( cmdline_opts ) else 20
   chunks = 3 if partials == 1 else 2 * partials + 1
   insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( per_op ) ]
+  if max_tree:    # sum and max reductions interleaved: each waits for the other kind
+    reductions = [ op for op in VPU_OPS if op.is_reduction ]
+    insts += [ random_inst( reductions[ k ], d, rng, chunks )
+               for k in rng.integers( 0, len( reductions ), 3 * per_op ) ]
   streams = streams_of( insts, rf, partials )
   for delay in ( 3, 0 ):
     run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
-      lv, d, streams, opts, max_delay=delay, seed=7, partials=partials ),
+      lv, d, streams, opts, max_delay=delay, seed=7, partials=partials, max_tree=max_tree ),
       key=lambda r: r.arrivals )
 
 
-@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ) ] + PARTIALS )
-def test_no_stall_latency_is_the_config_formula( d, partials, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree", DFX + PARTIALS + MAX_TREE )
+def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, level, cmdline_opts ):
   """One instruction, no stalls: its first out message arrives
   `no_stall_latency` cycles after the sources start: every opcode at CL;
   at RTL (one elaboration per run) one element-wise and one reduction
@@ -157,8 +173,8 @@ def test_no_stall_latency_is_the_config_formula( d, partials, level, cmdline_opt
   rng = np.random.default_rng( 0 )
   rf = random_rf( d, rng )
   full = level == "cl"
-  ops = VPU_OPS if full else [ C.MUL, C.ACCUM ]
-  cfg = DFXConfig( d=d, reduce_partials=partials )
+  ops = VPU_OPS if full else [ C.MUL, C.ACCUM ] + ( [ C.REDMAX ] if max_tree else [] )
+  cfg = config( d, partials, max_tree )
   lengths = ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, )
   if partials > 1 and full:
     lengths = [ c * d for c in range( 1, 2 * partials + 2 ) ]
@@ -167,7 +183,7 @@ def test_no_stall_latency_is_the_config_formula( d, partials, level, cmdline_opt
       inst = make( op, dst=0, src1=0, len=n ) if op not in BINARY else \
              make( op, dst=0, src1=0, src2=8, len=n, bcast=0 )
       r = run_engine( level, d, streams_of( [ inst ], rf, partials ), cmdline_opts,
-                      partials=partials )
+                      partials=partials, max_tree=max_tree )
       assert r.arrivals["out"][0] == no_stall_latency( cfg, op, n ), ( op.mnemonic, n )
 
 
@@ -198,8 +214,9 @@ def layernorm_and_softmax( d, rng ):
   return rf, insts, regs, ( x, g, beta, scores, E )
 
 
-@pytest.mark.parametrize( "d, partials", [ ( 4, 1 ), ( 8, 1 ), ( 64, 1 ), ( 4, 16 ) ] )
-def test_layernorm_then_softmax_in_one_simulation( d, partials, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree",
+                          DFX + [ ( 64, 1, 0 ), ( 4, 16, 0 ), ( 4, 1, 1 ), ( 4, 8, 1 ) ] )
+def test_layernorm_then_softmax_in_one_simulation( d, partials, max_tree, level, cmdline_opts ):
   """Expected register-file states come from the FL semantics instruction by
   instruction; the concatenated streams go through the engine in one run,
   and the final results are numerics.layernorm / softmax bit for bit."""
@@ -211,7 +228,8 @@ def test_layernorm_then_softmax_in_one_simulation( d, partials, level, cmdline_o
     o = out_messages( inst, rf, partials )
     cmd += c; a += x_; b += y_; out += o
     write_back( inst, o, rf )
-  run_engine( level, d, ( cmd, a, b, out ), cmdline_opts, max_delay=2, seed=4, partials=partials )
+  run_engine( level, d, ( cmd, a, b, out ), cmdline_opts, max_delay=2, seed=4, partials=partials,
+              max_tree=max_tree )
   assert np.array_equal( N.bits( rf.read( regs["h"], E ) ),
                          N.bits( N.layernorm( x, g, beta, 1e-5, d, partials ) ) )
   assert np.array_equal( N.bits( rf.read( regs["probs"], SOFTMAX_T ) ),
