@@ -114,6 +114,7 @@ DESIGN_FIELDS = (
   "attn_head_pipeline",
   "reduce_partials",
   "vpu_max_tree",
+  "proj_row_split",
 )
 
 
@@ -227,6 +228,16 @@ class DFXConfig:
                    fp_max_latency (`vpu_max_tree_latency`,
                    `vpu_max_accum_latency`); a sum and a max reduction are
                    never in flight together; the numerics do not change
+  proj_row_split  the compiler's split of the two c_proj matrices over the
+               cores (no hardware change: the units and the register file
+               are the same; a numerics variant): 0 by columns, so a layer
+               has four all-gathers (attention output, attn c_proj, c_fc,
+               mlp c_proj); 1 by rows on more than one core (Megatron's
+               pairing): each core multiplies its own heads' attention
+               output and its own c_fc columns by the matching rows, and
+               each pair needs one all-reduce (a sync of the full-width
+               partials, summed in core order by the VPU, then the bias):
+               two per layer (`numerics.row_split_conv1d`)
   """
 
   d: int = 64
@@ -270,6 +281,7 @@ class DFXConfig:
   attn_head_pipeline: int = 0
   reduce_partials: int = 1
   vpu_max_tree: int = 0
+  proj_row_split: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -318,6 +330,10 @@ class DFXConfig:
     _check(errors, "attn_head_pipeline", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (heads one after another) or 1 (two register sets, pipelined)")
+    value = self.proj_row_split
+    _check(errors, "proj_row_split", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (c_proj split by columns) or 1 (by rows, an all-reduce per pair)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")

@@ -87,17 +87,16 @@ def _streaming():
   reports/streaming_options.py measures; the costs stay the default's."""
   return Profile(
     "streaming",
-    "a core past DFX that keeps the HBM streaming: every design option on (raster tile walk, "
-    "post-op stages per command, pipelined attention heads, interleaved reductions, max "
-    "reductions on their own comparator pipes); the U280 "
-    "system's costs as the default",
+    "a core past DFX that keeps the HBM streaming: every design option on (the design fields "
+    "of the config, docs/perf.md Design options); the U280 system's costs as the default",
     "the design options' definitions in docs/perf.md \"Design options\"; each one's effect "
     "alone and cumulative: reports/streaming_options.py",
     dict( mpu_raster_walk=1,              # no zigzag turn stall
           mpu_post_bypass=1,              # a plain matrix skips the bias, scale and GELU stages
           attn_head_pipeline=1,           # a head's softmax beside the next head's scores
           reduce_partials=8,              # a reduction takes a chunk a cycle
-          vpu_max_tree=1 ) )              # a max reduction through comparators, not the adder
+          vpu_max_tree=1,                 # a max reduction through comparators, not the adder
+          proj_row_split=1 ) )            # an all-reduce per pair of matrices, not two gathers
 
 
 _PROFILES += ( _dfx_as_built(), _streaming() )

@@ -19,6 +19,9 @@ greedy choice with FP32's:
 
 --set KEY=VALUE (repeatable) runs the numerics of another DFXConfig, e.g.
 --set reduce_partials=16 for the VPU's interleaved reduction order.
+--cores N (default 1) is the core count the numerics are those of: the
+column splits of DFX do not change a bit, the row split of
+--set proj_row_split=1 does (its partials are summed over N cores).
 
 "name:N" runs N generated tokens for that model instead of --tokens.
 """
@@ -79,13 +82,16 @@ def main(argv=None):
   ap.add_argument("--prompt-len", type=int, default=4)
   ap.add_argument("--d", type=int, default=DFXConfig().d)
   ap.add_argument("--threads", type=int, default=1)
+  ap.add_argument("--cores", type=int, default=1,
+                  help="the core count whose numerics run (with proj_row_split)")
   ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                   help="a DFXConfig field for the DFX numerics (repeatable)")
   args = ap.parse_args(argv)
-  dfx_config = DFXConfig(d=args.d).with_overrides(args.set)
+  dfx_config = DFXConfig(d=args.d, cores=args.cores).with_overrides(args.set)
 
   sets = f", {', '.join(args.set)}" if args.set else ""
-  print(f"DFX numerics (d={args.d}{sets}) vs FP32, random GPT-2 weights, prompt "
+  cores = f", {args.cores} cores" if args.cores != 1 else ""
+  print(f"DFX numerics (d={args.d}{cores}{sets}) vs FP32, random GPT-2 weights, prompt "
         f"{args.prompt_len} random tokens, greedy")
   print()
   print("| model | seed | steps | max abs FP32 logit | max abs diff | err / (u S) "

@@ -9,7 +9,9 @@ so the host emits one per step from the layout alone.
 
 The sequence is exactly `pymtl_dfx.gpt2.dfx_forward`'s order, with the
 matrix products split over cores (`partition`) and the four all-gathers per
-layer of the paper.
+layer of the paper; with `proj_row_split` (the layout's `parts` registers)
+the two c_proj matrices split by rows and two all-reduces per layer
+(`row_slice`).
 
 Dependencies: register hazards are the scoreboard's (it compares register
 ranges), the DMA -> MPU weight stream is a FIFO, and K/V writes and reads go
@@ -99,9 +101,10 @@ class StepEmitter:
     ]
 
   def column_slice( s, layer, name, src, rows, out_reg, split_key, bias_region,
-                    core, post=PostOp.NONE ):
+                    core, post=PostOp.NONE, gather=True ):
     """conv1d of this core's columns into its segment of `out_reg`, then the
-    all-gather that gives every core the whole vector."""
+    all-gather that gives every core the whole vector (not with
+    `gather=False`: a row split's input, each core only needs its own)."""
     seg = s.split[ split_key ]
     rf = s.rf
     bias_reg = rf[ { "attn_proj": "b_o", "fc": "b_fc", "mlp_proj": "b_m" }[ split_key ] ]
@@ -110,8 +113,29 @@ class StepEmitter:
       s.weight_stream( f"h{layer}.{name}" ),
       make( C.CONV1D, dst=out_reg + core * s.ents( seg ), src1=src, rows=rows,
             cols=seg, bias=bias_reg, post=int( post ) ),
-      make( R.SYNC, rf=out_reg, len=seg ),
+    ] + ( [ make( R.SYNC, rf=out_reg, len=seg ) ] if gather else [] )
+
+  def row_slice( s, layer, name, src, rows, out_reg, bias_region, core ):
+    """`numerics.row_split_conv1d` (`proj_row_split`): this core's rows
+    times its own segment `src` of the input (no gather before it), a
+    full-width partial into its slot of `parts`, then the all-reduce: one
+    sync gathers every core's partial side by side (segments of a whole
+    number of entries, so core k's starts at parts + k * ents(E)), and the
+    VPU adds them in core order 0, 1, ..., cores-1 (the same on every core,
+    so every core holds the same bits), then the bias, into `out_reg`."""
+    rf, E = s.rf, s.E
+    pitch = s.ents( E )
+    parts = rf["parts"]
+    out = [
+      s.ddr_read( rf["b_proj"], bias_region, E ),
+      s.weight_stream( f"h{layer}.{name}" ),
+      make( C.MM, dst=parts + core * pitch, src1=src, rows=rows, cols=E ),
+      make( R.SYNC, rf=parts, len=pitch * s.d ),
     ]
+    for k in range( 1, s.lay["cores"] ):
+      out.append( s.vec( C.ADD, out_reg, out_reg if k > 1 else parts, E, parts + k * pitch ) )
+    out.append( s.vec( C.ADD, out_reg, out_reg, E, rf["b_proj"] ) )
+    return out
 
   def head_regs( s, j ):
     """The register set of local head j ({scores, probs, s0, s1}): the one
@@ -206,6 +230,7 @@ class StepEmitter:
         classes.append( "sync" if int( inst.hdr.kind ) == Kind.ROUTER else cls )
 
     row = s.lay["row_words"]
+    row_split = "parts" in rf     # proj_row_split on more than one core
     add( "embedding", [
       s.ddr_read( rf["inv_n"], "consts", 1 ),
       make( D.DDR_READ, rf=rf["eps"], addr=s.ddr["consts"] + s.vw, vecs=1 ),
@@ -222,15 +247,24 @@ class StepEmitter:
         make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
       ] )
       add( "attention", s.heads( i, core, pos ) )
-      add( "attention", [ make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) ] )
-      add( "attention", s.column_slice( i, "attn_proj", rf["a"], s.A, rf["o"], "attn_proj",
-                                        f"h{i}.b_o", core ) )
+      if row_split:     # the attention output of this core's heads only
+        add( "attention", s.row_slice( i, "attn_proj", rf["a"] + s.ents( core * s.Hc * s.hd ),
+                                       s.split["attn"], rf["o"], f"h{i}.b_o", core ) )
+      else:
+        add( "attention", [ make( R.SYNC, rf=rf["a"], len=s.split["attn"] ) ] )
+        add( "attention", s.column_slice( i, "attn_proj", rf["a"], s.A, rf["o"], "attn_proj",
+                                          f"h{i}.b_o", core ) )
       add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) ] )
       add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" ) )
       add( "ffn", s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
-                                  post=PostOp.GELU ) )
-      add( "ffn", s.column_slice( i, "mlp_proj", rf["f"], s.gpt.n_inner, rf["m"], "mlp_proj",
-                                  f"h{i}.b_m", core ) )
+                                  post=PostOp.GELU, gather=not row_split ) )
+      if row_split:     # this core's c_fc columns times the matching rows
+        seg = s.split["fc"]
+        add( "ffn", s.row_slice( i, "mlp_proj", rf["f"] + core * s.ents( seg ), seg, rf["m"],
+                                 f"h{i}.b_m", core ) )
+      else:
+        add( "ffn", s.column_slice( i, "mlp_proj", rf["f"], s.gpt.n_inner, rf["m"], "mlp_proj",
+                                    f"h{i}.b_m", core ) )
       add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["m"] ) ] )
     if want_logits:
       add( "layernorm", s.layernorm( rf["x"], rf["h"], "ln_f.g", "ln_f.b" ) )

@@ -17,6 +17,13 @@ def _columns( w, lo, hi, seg ):
   return out
 
 
+def _rows( w, lo, hi, seg ):
+  """Rows [lo, hi) of w, zero-padded to seg rows."""
+  out = np.zeros( ( seg, ) + w.shape[1:], F16 )
+  out[ : hi - lo ] = w[ lo:hi ]
+  return out
+
+
 def _qkv_columns( w, part, core ):
   """This core's q | k | v head columns (zero for padding heads)."""
   A, hd, Hc = part.gpt.attn_dim, part.gpt.head_dim, part.heads_per_core
@@ -71,9 +78,16 @@ def build_images( weights16, dfx, layout, core ):
     for name, split, wname in ( ( "attn_proj", part.attn_proj, "attn.c_proj" ),
                                 ( "c_fc", part.fc, "mlp.c_fc" ),
                                 ( "mlp_proj", part.mlp_proj, "mlp.c_proj" ) ):
+      bias_key = { "attn_proj": "b_o", "c_fc": "b_fc", "mlp_proj": "b_m" }[ name ]
+      if part.row_split and name != "c_fc":
+        # the rows of this core's heads (attn) or of its c_fc columns (mlp),
+        # every column; the whole bias
+        rows = part.attn if name == "attn_proj" else part.fc
+        stream( f"h{i}.{name}", _rows( p( wname + ".weight" ), *rows.real( core ), rows.seg ) )
+        ddr.put( regions[ f"h{i}.{bias_key}" ], p( wname + ".bias" ) )
+        continue
       lo, hi = split.real( core )
       stream( f"h{i}.{name}", _columns( p( wname + ".weight" ), lo, hi, split.seg ) )
-      bias_key = { "attn_proj": "b_o", "c_fc": "b_fc", "mlp_proj": "b_m" }[ name ]
       ddr.put( regions[ f"h{i}.{bias_key}" ], _columns( p( wname + ".bias" ), lo, hi, split.seg ) )
     for ln in ( "ln_1", "ln_2" ):
       ddr.put( regions[ f"h{i}.{ln}.g" ], p( ln + ".weight" ) )

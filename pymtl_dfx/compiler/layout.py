@@ -11,7 +11,8 @@ vectors.
 
 HBM (per core), in the order the DMA streams it:
   for each layer: c_attn, attn c_proj, c_fc, mlp c_proj weights (this
-  core's columns, a row-major grid of d x l tiles, `tiling` grid layout),
+  core's columns, a row-major grid of d x l tiles, `tiling` grid layout;
+  with `proj_row_split` the two c_proj are this core's rows, every column),
   then the LM head (wte^T, or lm_head.weight^T when untied; this core's
   vocabulary columns); then the K/V caches, also tile grids:
   K^T per (layer, head): column-major (tile c holds tokens [c*l, c*l+l),
@@ -20,7 +21,8 @@ HBM (per core), in the order the DMA streams it:
   so that a new row chunk is appended at the end.
 One `hbm_read mpu` per matrix instruction streams a grid in tile order.
 DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
-  parameters, this core's biases, constants, and the logits output slot.
+  parameters, this core's biases (the c_proj's whole with `proj_row_split`),
+  constants, and the logits output slot.
 """
 
 from ..config import DFXConfig, GPT2Config
@@ -80,6 +82,12 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   rf.take( "m", ents( part.mlp_proj.padded ) )
   rf.take( "b_m", ents( part.mlp_proj.seg ) )
   rf.take( "logits", ents( part.vocab.seg ) )
+  if part.row_split:
+    # proj_row_split's all-reduce (`emit.StepEmitter.row_slice`): every
+    # core's full-width partial side by side, as the sync gathers them, and
+    # the whole bias; after the default's regions, so they are unchanged
+    rf.take( "parts", cores * ents( E ) )
+    rf.take( "b_proj", ents( E ) )
   if dfx.attn_head_pipeline:
     # the second register set of the pipelined heads (`emit.StepEmitter.heads`),
     # after every other region so the rest of the layout is the default's
@@ -96,11 +104,15 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     mats[ name ] = dict( addr=hbm.take( name, words_of_vectors( n, dfx ) ),
                          rows=rows, cols=cols, band=band, vecs=n )
 
+  # the c_proj matrices: this core's columns, or with the row split its
+  # rows (its heads', its c_fc columns') at the full width
+  o_shape, m_shape = ( ( part.attn.seg, E ), ( part.fc.seg, E ) ) if part.row_split else \
+    ( ( gpt.attn_dim, part.attn_proj.seg ), ( gpt.n_inner, part.mlp_proj.seg ) )
   for i in range( gpt.n_layer ):
     matrix( f"h{i}.c_attn", E, 3 * Hc * hd )
-    matrix( f"h{i}.attn_proj", gpt.attn_dim, part.attn_proj.seg )
+    matrix( f"h{i}.attn_proj", *o_shape )
     matrix( f"h{i}.c_fc", E, part.fc.seg )
-    matrix( f"h{i}.mlp_proj", gpt.n_inner, part.mlp_proj.seg )
+    matrix( f"h{i}.mlp_proj", *m_shape )
   matrix( "lm_head", E, part.vocab.seg )
   k_vecs = ceil_div( T, l ) * l * ( hd // d )
   v_vecs = ceil_div( T, d ) * ceil_div( hd, l ) * l
@@ -119,9 +131,9 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     for name in ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
       ddr.take( f"h{i}.{name}", row_words )
     ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
-    ddr.take( f"h{i}.b_o", words_of_vectors( ents( part.attn_proj.seg ), dfx ) )
+    ddr.take( f"h{i}.b_o", words_of_vectors( ents( o_shape[1] ), dfx ) )
     ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), dfx ) )
-    ddr.take( f"h{i}.b_m", words_of_vectors( ents( part.mlp_proj.seg ), dfx ) )
+    ddr.take( f"h{i}.b_m", words_of_vectors( ents( m_shape[1] ), dfx ) )
   ddr.take( "ln_f.g", row_words )
   ddr.take( "ln_f.b", row_words )
   ddr.take( "consts", 2 * vec_words )

@@ -28,7 +28,9 @@ Limits (one `CompileError` lists every one that fails):
                    context)
   register file    the layout's last entry < vreg_entries (with
                    attn_head_pipeline, its own message when only the
-                   second register set of the heads does not fit)
+                   second register set of the heads does not fit; with
+                   proj_row_split, when only its all-reduce's registers
+                   do not)
   context          1 <= max_tokens <= n_positions (wpe has n_positions
                    rows) and every position fits the ISA's pos field
   DMA transfer     the longest `hbm_read` (a whole weight matrix, or a
@@ -156,7 +158,15 @@ def check_limits( gpt, dfx, cores, layout ):
   have = dfx.vreg_entries
   need = layout["rf_entries"]
   second = layout["rf"].get( "scores.1" )     # attn_head_pipeline's second set
-  if second is not None and second <= have < need:
+  parts = layout["rf"].get( "parts" )         # proj_row_split's all-reduce
+  parts_end = need if second is None else second
+  if parts is not None and parts <= have < parts_end:
+    errors.append( f"register file: proj_row_split=1 needs the {cores} cores' full-width "
+                   f"partials and the bias of the all-reduce ({parts_end - parts} entries of "
+                   f"d={dfx.d}, up to v{parts_end - 1}), vreg_entries={have} available (the "
+                   f"rest of the layout takes {parts}); set proj_row_split=0, raise "
+                   f"vreg_entries or compile a shorter context" )
+  elif second is not None and second <= have < need:
     errors.append( f"register file: attn_head_pipeline=1 needs a second set of scores, "
                    f"probs and two scalars ({need - second} entries of d={dfx.d}, up to "
                    f"v{need - 1}), vreg_entries={have} available (the rest of the layout "

@@ -8,6 +8,12 @@ puts the segments side by side and the gathered vector is the real one
 followed by zero padding: the next matrix product reads only its real
 `rows`, so padding never changes a bit.  Heads that do not divide over the
 cores become all-zero heads at the end.
+
+With `DFXConfig.proj_row_split` (on more than one core) the two c_proj
+matrices are split by rows instead (Megatron's pairing): attn c_proj's rows
+as the heads (`attn`), mlp c_proj's as c_fc's columns (`fc`), so each core
+multiplies the segment it computed itself, and every core's output is a
+full-width partial that an all-reduce sums.
 """
 
 import math
@@ -70,6 +76,12 @@ class Partition:
   def real_heads( self, core ):
     lo = core * self.heads_per_core
     return range( lo, max( lo, min( lo + self.heads_per_core, self.gpt.n_head ) ) )
+
+  @property
+  def row_split( self ):
+    """`DFXConfig.proj_row_split` on more than one core: the c_proj
+    matrices split by rows (one core's row split is the whole matrix)."""
+    return bool( self.dfx.proj_row_split ) and self.cores > 1
 
   @property
   def attn( self ):

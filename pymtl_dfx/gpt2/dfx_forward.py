@@ -30,7 +30,11 @@ at a time, prompt (summarization) included; at position t:
 scale = FP16(1/sqrt(hd)) is a compiler immediate (0.125 for hd = 64), eps is
 `layer_norm_epsilon` as `numerics.layernorm` takes it, d = DFXConfig.d; the
 reductions inside layernorm and softmax add chunk sums in the order of
-`DFXConfig.reduce_partials` (`numerics.reduce_sum`).  No
+`DFXConfig.reduce_partials` (`numerics.reduce_sum`).  With
+`DFXConfig.proj_row_split` on cores > 1 the two c_proj products are
+`numerics.row_split_conv1d` over the compiler's row segments (each core's
+heads, each core's c_fc columns; padded as the cores hold them) instead of
+conv1d: the FP16 sum in core order of each core's matvec, then the bias.  No
 causal mask is needed: the cache holds only positions <= t.  The LM head runs
 only when logits are asked for (the hardware skips it for prompt tokens other
 than the last).
@@ -68,10 +72,13 @@ def _ignore(name, value):
 
 
 class _Linear:
-  """One FP16 weight matrix [K, N] (+ optional bias), pre-split into column blocks."""
+  """One FP16 weight matrix [K, N] (+ optional bias), pre-split into column blocks.
+  row_cuts: the product is `numerics.row_split_conv1d` over these row
+  segments (each column block's columns alike), not `conv1d`."""
 
-  def __init__(self, w, b, d, threads):
+  def __init__(self, w, b, d, threads, row_cuts=None):
     self.d = d
+    self.row_cuts = row_cuts
     n = w.shape[1]
     parts = threads if threads > 1 and w.size >= _MIN_SPLIT_ELEMS else 1
     cuts = np.linspace(0, n, parts + 1).astype(int)
@@ -85,6 +92,8 @@ class _Linear:
     w, b = block
     if b is None:
       return numerics.matvec(x, w, self.d)
+    if self.row_cuts is not None:
+      return numerics.row_split_conv1d(x, w, b, self.row_cuts, self.d)
     return numerics.conv1d(x, w, b, self.d)
 
   def __call__(self, x):
@@ -94,11 +103,21 @@ class _Linear:
                                              self.blocks)))
 
 
+def _row_split(gpt, dfx):
+  """The compiler's `Partition` when proj_row_split splits the c_proj
+  matrices by rows (on more than one core), else None."""
+  if not dfx.proj_row_split or dfx.cores == 1:
+    return None
+  from ..compiler.partition import Partition    # pymtl3's units: only when needed
+  return Partition(gpt, dfx, dfx.cores)
+
+
 class DFXForward:
   """GPT-2 in DFX numerics.  `step(token_id)` returns FP16 logits [vocab].
 
   weights: `GPT2Weights` (float32 are rounded to FP16 here, once).
-  dfx:     hardware parameters; only `d` (tree width) affects the numbers.
+  dfx:     hardware parameters; `d` (tree width), `reduce_partials` and
+           `proj_row_split` with `cores` affect the numbers.
   threads: column blocks of the large products run on this many threads;
            results are identical for any value.
   """
@@ -113,16 +132,26 @@ class DFXForward:
     self.eps = cfg.layer_norm_epsilon
     self.scale = F16(1.0 / math.sqrt(cfg.head_dim))
 
-    def lin(i, name):
-      return _Linear(w16.layer(i, name + ".weight"), w16.layer(i, name + ".bias"),
-                     d, threads)
+    def lin(i, name, rows=None):
+      w = w16.layer(i, name + ".weight")
+      if rows is None:
+        return _Linear(w, w16.layer(i, name + ".bias"), d, threads)
+      # proj_row_split: the rows zero-padded to the cores' segments
+      pad = np.zeros((rows.padded,) + w.shape[1:], F16)
+      pad[:w.shape[0]] = w
+      return _Linear(pad, w16.layer(i, name + ".bias"), d, threads,
+                     row_cuts=range(0, rows.padded + 1, rows.seg))
+    # proj_row_split on more than one core: the compiler's split (its
+    # segments of the attention output and of c_fc's columns), else None
+    self.row_split = _row_split(cfg, self.dfx)
+    o_rows, m_rows = (self.row_split.attn, self.row_split.fc) if self.row_split else (None, None)
     self.layers = []
     for i in range(cfg.n_layer):
       self.layers.append(dict(
         ln_1=(w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias")),
-        c_attn=lin(i, "attn.c_attn"), attn_proj=lin(i, "attn.c_proj"),
+        c_attn=lin(i, "attn.c_attn"), attn_proj=lin(i, "attn.c_proj", o_rows),
         ln_2=(w16.layer(i, "ln_2.weight"), w16.layer(i, "ln_2.bias")),
-        c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj")))
+        c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj", m_rows)))
     self.ln_f = (w16["ln_f.weight"], w16["ln_f.bias"])
     # wte^T (or the untied lm_head.weight^T): [E, vocab]
     self.lm_head = _Linear(w16.lm_head.T, None, d, threads)
@@ -155,6 +184,23 @@ class DFXForward:
       trace[f"h{i}.probs"] = probs
     return np.concatenate(heads)
 
+  def _padded_attn(self, a):
+    """The attention output as the cores hold their segments with
+    proj_row_split: padding heads (all-zero weights) at the end, whose
+    output is +0 (for a non-finite ln_1 output every real head's is NaN,
+    and so is every output of the row-split product: the padding's value
+    cannot matter)."""
+    out = np.zeros(self.row_split.attn.padded, F16)
+    out[:a.size] = a
+    return out
+
+  def _padded_fc(self, h, f):
+    """gelu(c_fc) as the cores hold their segments with proj_row_split: the
+    padding columns (all-zero weights and bias) computed as the MPU does."""
+    pad = numerics.gelu(numerics.conv1d(h, np.zeros((h.size, 1), F16), np.zeros(1, F16),
+                                        self.dfx.d))
+    return np.concatenate([f, np.full(self.row_split.fc.pad, pad[0], F16)])
+
   def step(self, token_id, logits=True, trace=None):
     """Process the token at the next position; return logits if asked.
 
@@ -172,14 +218,14 @@ class DFXForward:
       h = numerics.layernorm(x, *p["ln_1"], eps, d, rp)
       qkv = p["c_attn"](h)
       a = self._attention(i, qkv, trace)
-      o = p["attn_proj"](a)
+      o = p["attn_proj"](self._padded_attn(a) if self.row_split else a)
       x = numerics.add(x, o)
       rec(f"h{i}.ln_1", h); rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
       rec(f"h{i}.attn_proj", o); rec(f"h{i}.x_attn", x)
       h = numerics.layernorm(x, *p["ln_2"], eps, d, rp)
       fc = p["c_fc"](h)
       f = numerics.gelu(fc)
-      m = p["mlp_proj"](f)
+      m = p["mlp_proj"](self._padded_fc(h, f) if self.row_split else f)
       x = numerics.add(x, m)
       rec(f"h{i}.ln_2", h); rec(f"h{i}.fc", fc); rec(f"h{i}.gelu", f)
       rec(f"h{i}.mlp", m)

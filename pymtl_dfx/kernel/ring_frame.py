@@ -222,7 +222,10 @@ def rx_buffer_bytes( cfg, words, data_bits=STREAM_DATA_BITS ):
 
 def largest_sync_words( gpt, cfg ):
   """The largest per-core segment any SYNC of the compiled GPT-2 moves on
-  cfg.cores cards (the compiler's split of attention, projections and FFN)."""
+  cfg.cores cards (the compiler's split of attention, projections and FFN,
+  or with proj_row_split the whole residual width in whole entries)."""
   from ..compiler.partition import Partition
   p = Partition( gpt, cfg, cfg.cores )
+  if p.row_split:     # proj_row_split: two all-reduces of full-width partials
+    return ceil_div( gpt.n_embd, cfg.d ) * cfg.d
   return max( getattr( p, name ).seg for name in ( "attn", "attn_proj", "fc", "mlp_proj" ) )

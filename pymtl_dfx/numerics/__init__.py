@@ -8,13 +8,15 @@ patterns.  See the submodules' docstrings for the order of operations:
 
 from .fp16 import (CANONICAL_NAN, F16, add, bits, canonical, from_bits,
                    maximum, mul, order_key, sub)
-from .reduce import PreparedMatrix, conv1d, matvec, reduce_max, reduce_sum
+from .reduce import (PreparedMatrix, conv1d, matvec, reduce_max, reduce_sum,
+                     row_split_conv1d)
 from .tables import exp, gelu, gelu_new, inv_pow2, recip, rsqrt
 from .compose import inv_count, layernorm, softmax
 
 __all__ = [
   "CANONICAL_NAN", "F16", "add", "bits", "canonical", "from_bits", "maximum",
   "mul", "order_key", "sub", "PreparedMatrix", "conv1d", "matvec", "reduce_max", "reduce_sum",
+  "row_split_conv1d",
   "exp", "gelu", "gelu_new", "inv_pow2", "recip", "rsqrt", "inv_count",
   "layernorm", "softmax",
 ]

@@ -35,6 +35,26 @@ With partials=1 this is step 3 exactly (the same bits as before the variant
 existed).  Reduce-max keeps its meaning under the variant (max is exact);
 only its timing changes.
 
+The row-split variant of Conv1D (`row_split_conv1d(x, w, b, row_cuts, d)`;
+`DFXConfig.proj_row_split` on more than one core) replaces steps 1-4's one
+accumulation over all K rows: the rows are cut into consecutive segments
+[r_k, r_k+1) (one per core, in core order), and
+
+4a. each segment's partial is a whole `matvec` of its own rows (steps 1-3,
+    its chunks counted from the segment's first row): p_k =
+    matvec(x[r_k:r_k+1], w[r_k:r_k+1], d), a full-width [N] vector;
+4b. the partials are added in core order, left to right (a fixed
+    association, the same on every core): acc = p_0; acc = acc + p_1; ...;
+    acc = acc + p_(c-1);
+4c. the bias is added once, last: y = acc + b.
+
+Padding rows (an uneven split pads every segment to one length) are
+ordinary rows here: the caller passes x with the values the core holds
+there and w with +0 rows, and they enter that core's matvec like any row
+(where a whole chunk of them follows the real rows it adds +0 to the
+accumulation, which turns a -0 into +0, as the matrix unit does).  With one
+segment this is `conv1d` exactly.
+
 Internally values are carried in binary32 arrays that always hold FP16
 values (every operation rounds back to FP16), which is bit-identical to
 numpy float16 arithmetic and much faster.
@@ -43,6 +63,7 @@ numpy float16 arithmetic and much faster.
 import numpy as np
 
 from ..lib.arith import ceil_div
+from . import fp16
 from .fp16 import CANONICAL_NAN, F16, F32, canonical, from_bits, order_key
 
 
@@ -187,3 +208,20 @@ def conv1d(x, w, b, d):
   """Hugging Face Conv1D on one token: matvec, then the bias added once."""
   y = matvec(x, w, d)
   return canonical(np.add(y, np.asarray(b, F16)))
+
+
+def row_split_conv1d(x, w, b, row_cuts, d):
+  """Conv1D with its rows split into segments [row_cuts[k], row_cuts[k+1]):
+  each segment's matvec, the partials added in segment order, then the bias
+  (module docstring, steps 4a-4c).  row_cuts: 0 = r_0 < r_1 < ... = K."""
+  x, w = np.asarray(x, F16), np.asarray(w, F16)
+  cuts = [int(r) for r in row_cuts]
+  if (x.ndim != 1 or len(cuts) < 2 or cuts[0] != 0 or cuts[-1] != x.shape[0]
+      or any(lo >= hi for lo, hi in zip(cuts[:-1], cuts[1:]))):
+    raise ValueError(f"row_split_conv1d: row_cuts={cuts} must rise from 0 to the "
+                     f"{x.shape[0] if x.ndim == 1 else x.shape} rows of x")
+  acc = None
+  for lo, hi in zip(cuts[:-1], cuts[1:]):
+    p = matvec(x[lo:hi], w[lo:hi], d)
+    acc = p if acc is None else fp16.add(acc, p)
+  return fp16.add(acc, b)

@@ -1,7 +1,8 @@
 """No program the compiler emits can deadlock a core's scheduler.
 
 Every core's program for a step of random small models (also with the
-heads pipelined, `attn_head_pipeline`) is run through the real control
+heads pipelined, `attn_head_pipeline`, and with the c_proj matrices split
+by rows, `proj_row_split`) is run through the real control
 unit (ControlUnitCL, scoreboard on) with abstract execution units that
 move no data but keep the one coupling between units that can deadlock an
 in-order core: the weight stream.
@@ -265,10 +266,11 @@ class Runner:
 # -- the property -------------------------------------------------------------
 
 @st.composite
-def shapes( draw, pipeline=0 ):
+def shapes( draw, pipeline=0, row_split=0 ):
   """(gpt, dfx, cores, positions) of a small model the compiler accepts;
   `pipeline`: attn_head_pipeline (1: at least 2 heads per core, so the
-  heads' pipelined order is what runs)."""
+  heads' pipelined order is what runs); `row_split`: proj_row_split (on 2
+  or 4 cores, so the all-reduces are what runs)."""
   d = draw( st.sampled_from( [ 32, 64 ] ) )
   l = draw( st.sampled_from( [ x for x in ( 8, 16, 32, 64 ) if x <= d ] ) )
   hd = d * draw( st.integers( 1, 2 ) )
@@ -277,7 +279,7 @@ def shapes( draw, pipeline=0 ):
     n_head = cores * draw( st.integers( 2, 3 ) )
   else:
     n_head = draw( st.integers( 1, 4 ) )
-    cores = draw( st.sampled_from( [ 1, 2, 4 ] ) )
+    cores = draw( st.sampled_from( [ 2, 4 ] if row_split else [ 1, 2, 4 ] ) )
   max_tokens = draw( st.integers( 1, 3 * d + 8 ) )
   gpt = GPT2Config( n_layer=draw( st.integers( 1, 2 ) ), n_embd=n_head * hd, n_head=n_head,
                     vocab_size=draw( st.integers( 8, 200 ) ), n_positions=max_tokens )
@@ -285,7 +287,7 @@ def shapes( draw, pipeline=0 ):
   # a read longer than the FIFO is what needs the matrix instruction issued
   dfx = DFXConfig( d=d, l=l, cores=cores, psum_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
                    weight_fifo_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
-                   attn_head_pipeline=pipeline )
+                   attn_head_pipeline=pipeline, proj_row_split=row_split )
   positions = sorted( set( draw( st.lists( st.integers( 0, max_tokens - 1 ),
                                            min_size=1, max_size=2 ) ) ) | { max_tokens - 1 } )
   return gpt, dfx, cores, positions
@@ -338,13 +340,23 @@ def check_pipelined_deadlock_free( shape, seed ):
   check_deadlock_free.hypothesis.inner_test( shape, seed )
 
 
-@pytest.mark.parametrize( "pipeline", [ 0, 1 ] )
-def test_emitted_programs_never_deadlock( pipeline ):
+# the c_proj matrices split by rows (proj_row_split=1) on 2 or 4 cores
+@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
+           phases=( Phase.explicit, Phase.generate ),
+           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
+@given( shape=shapes( row_split=1 ), seed=st.integers( 0, 2**16 ) )
+def check_row_split_deadlock_free( shape, seed ):
+  check_deadlock_free.hypothesis.inner_test( shape, seed )
+
+
+@pytest.mark.parametrize( "variant", [ "default", "pipelined", "row_split" ] )
+def test_emitted_programs_never_deadlock( variant ):
   for k in ( "shapes", "programs" ):
     checked[k] = 0
   checked["positions"].clear()
   try:
-    ( check_pipelined_deadlock_free if pipeline else check_deadlock_free )()
+    { "default": check_deadlock_free, "pipelined": check_pipelined_deadlock_free,
+      "row_split": check_row_split_deadlock_free }[ variant ]()
   finally:
     print( f"\ndeadlock property: {checked['shapes']} random shapes, "
            f"{len( checked['positions'] )} (shape, position) steps, "

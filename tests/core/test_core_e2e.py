@@ -27,6 +27,9 @@ gpt2-xl-dfx-1600).
 --test-verilog, as the whole Verilated appliance on 1 and 4 cores: the
 DFX-numerics reference at that config, CL's cycles, perf == CL.
 
+`test_row_split_projections` runs the small model with the c_proj
+matrices split by rows (`proj_row_split`) at fl and cl on 1 and 4 cores.
+
 `test_long_context` runs one longer generation on 1 core (cl in the plain
 pass, the whole Verilated appliance under --test-verilog): prompt and new
 tokens pass d=32 positions, so the attention's score and p V matrices span
@@ -188,6 +191,27 @@ def test_streaming_profile( case, cores, cmdline_opts ):
     tokens, logits, host = run( cores, "verilog" if case == "rtl" else case, model="streaming" )
   check( f"{case} streaming", cores, tokens, logits, host, reference( cores, model="streaming" ),
          None if case == "fl" else cl_run( cores, model="streaming" )[2], len( PROMPT ) + NEW - 1 )
+
+
+# the c_proj matrices split by rows (`proj_row_split`): on 4 cores the
+# reference's row-split numerics (which are not the column split's), CL's
+# cycles, perf == CL; on 1 core the default's program and numerics
+@pytest.mark.parametrize( "cores", [ 1, 4 ] )
+@pytest.mark.parametrize( "case", [ "fl", "cl" ] )
+def test_row_split_projections( case, cores, cmdline_opts ):
+  if _translating( cmdline_opts ):
+    pytest.skip( "fl/cl run in the plain pass" )
+  _, cm = compiled( cores, model="rowsplit" )
+  assert cm.dfx.proj_row_split == 1
+  want = reference( cores, model="rowsplit" )
+  assert np.array_equal( want[1], reference( cores )[1] ) == ( cores == 1 )
+  if case == "cl":
+    tokens, logits, host = cl_run( cores, model="rowsplit" )
+    assert_perf_equals_cl( cm, PROMPT, NEW, tokens, host.results() )
+  else:
+    tokens, logits, host = run( cores, case, model="rowsplit" )
+  check( f"{case} rowsplit", cores, tokens, logits, host, want,
+         None if case == "fl" else cl_run( cores, model="rowsplit" )[2], len( PROMPT ) + NEW - 1 )
 
 
 def test_interleaved_reductions():

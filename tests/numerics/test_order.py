@@ -174,3 +174,63 @@ def test_reduce_sum_with_one_partial_is_the_ascending_order():
 def test_reduce_sum_refuses_partials_that_are_not_a_power_of_two( bad ):
   with pytest.raises( ValueError, match="partials" ):
     N.reduce_sum( np.ones( 8, F16 ), 4, bad )
+
+
+# -- the row-split Conv1D (proj_row_split) -----------------------------------
+
+@pytest.mark.parametrize( "k,n,d", [ ( 64, 24, 8 ), ( 50, 7, 16 ), ( 3, 5, 4 ) ] )
+def test_row_split_of_one_segment_is_conv1d( k, n, d ):
+  rng = np.random.default_rng( k * n + d )
+  x, w, b = rand16( rng, k ), rand16( rng, ( k, n ), 0.2 ), rand16( rng, n )
+  assert np.array_equal( N.bits( N.row_split_conv1d( x, w, b, [ 0, k ], d ) ),
+                         N.bits( N.conv1d( x, w, b, d ) ) )
+
+
+@pytest.mark.parametrize( "cuts,d", [ ( ( 0, 16, 32, 48 ), 8 ), ( ( 0, 8, 40 ), 4 ),
+                                      ( ( 0, 5, 6, 20 ), 4 ) ] )
+def test_row_split_is_the_stated_order( cuts, d ):
+  """Each segment's scalar matvec, the partials left to right, then the bias."""
+  rng = np.random.default_rng( sum( cuts ) + d )
+  k = cuts[-1]
+  x, w, b = rand16( rng, k ), rand16( rng, ( k, 9 ), 0.3 ), rand16( rng, 9 )
+  acc = None
+  for lo, hi in zip( cuts[ :-1 ], cuts[ 1: ] ):
+    p = scalar_matvec( x[ lo:hi ], w[ lo:hi ], d )
+    acc = p if acc is None else ( acc + p ).astype( F16 )
+  want = ( acc + b ).astype( F16 )
+  assert np.array_equal( N.bits( N.row_split_conv1d( x, w, b, cuts, d ) ), N.bits( want ) )
+
+
+def test_row_split_association_by_hand():
+  """Partials 2048, 1, 1 (FP16 spacing 2 at 2048; 2049 rounds to even, 2048):
+  left to right gives 2048, where (1 + 1) first would give 2050; one
+  segment of the last two rows sums them first (2050), one matvec over all
+  rows adds 1 twice (2048); the bias comes last: -2048 gives 0, not the 2
+  of the bias added to the first partial."""
+  x = np.ones( 3, F16 )
+  w = np.array( [ [ 2048 ], [ 1 ], [ 1 ] ], F16 )
+  zero = np.zeros( 1, F16 )
+
+  def y( cuts, b=zero ):
+    return float( N.row_split_conv1d( x, w, b, cuts, 1 )[0] )
+  assert y( [ 0, 1, 2, 3 ] ) == 2048
+  assert y( [ 0, 1, 3 ] ) == 2050
+  assert y( [ 0, 3 ] ) == float( N.conv1d( x, w, zero, 1 )[0] ) == 2048
+  assert y( [ 0, 1, 2, 3 ], np.array( [ -2048 ], F16 ) ) == 0
+
+
+def test_row_split_padding_rows_are_ordinary_rows():
+  """A whole chunk of +0 padding rows after a -0 partial sum adds +0 (-0 + +0 =
+  +0), as the matrix unit does; without the padding rows the -0 stays."""
+  x = np.array( [ -1, 0 ], F16 )
+  w = np.zeros( ( 2, 1 ), F16 )
+  b = np.array( [ -0.0 ], F16 )
+  assert N.bits( N.row_split_conv1d( x[ :1 ], w[ :1 ], b, [ 0, 1 ], 1 ) )[0] == 0x8000
+  assert N.bits( N.row_split_conv1d( x, w, b, [ 0, 2 ], 1 ) )[0] == 0x0000
+
+
+@pytest.mark.parametrize( "cuts", [ [ 0 ], [ 1, 4 ], [ 0, 3 ], [ 0, 2, 2, 4 ], [ 0, 3, 2, 4 ],
+                                    [ 0, 5 ] ] )
+def test_row_split_refuses_cuts_that_are_not_rising_to_the_rows( cuts ):
+  with pytest.raises( ValueError, match=r"row_cuts=.* must rise from 0 to the 4 rows" ):
+    N.row_split_conv1d( np.ones( 4, F16 ), np.ones( ( 4, 2 ), F16 ), np.zeros( 2, F16 ), cuts, 4 )

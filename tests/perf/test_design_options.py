@@ -20,7 +20,7 @@ from pymtl_dfx import cli, perf
 from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.config import DESIGN_FIELDS, ConfigError, DFXConfig
-from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.gpt2 import DFXForward, greedy_token, random_weights
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 from test_perf_vs_cl import GPT, dfx_config
@@ -38,6 +38,9 @@ OPTIONS = {
   "reduce_partials": ( 1, "8" ),
   # the max reductions' own comparator pipes (LayerNorm's REDMAXABS, softmax's REDMAX)
   "vpu_max_tree": ( 1, "1" ),
+  # a numerics variant (`numerics.row_split_conv1d`) on more than one core
+  # (one core's row split is the whole matrix): 2 cores, one head each
+  "proj_row_split": ( 2, "1" ),
 }
 # field: values the config refuses
 BAD = {
@@ -46,10 +49,15 @@ BAD = {
   "attn_head_pipeline": ( 2, -1, "x", 1.0, True ),
   "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
   "vpu_max_tree": ( 2, -1, "x", 1.0, True ),
+  "proj_row_split": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
 TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu_max_tree" }
+# the numerics variants whose order changes this model's logits (at d=32 a
+# reduction of the 64-wide residual has 2 chunks: 8 partials add them as
+# one running value does)
+CHANGES_LOGITS = { "proj_row_split" }
 
 
 def test_every_design_field_is_exercised():
@@ -67,6 +75,19 @@ def bits( logits ):
   return np.asarray( logits, np.float16 ).view( np.uint16 )
 
 
+def reference( c ):
+  """(tokens, last logits' bits) of the DFX-numerics reference at c's config."""
+  ref = DFXForward( random_weights( GPT, 7 ).to_fp16(), c.dfx )
+  for tok in PROMPT[ :-1 ]:
+    ref.step( tok, logits=False )
+  tokens, logits = [], ref.step( PROMPT[-1] )
+  while True:
+    tokens.append( greedy_token( logits ) )
+    if len( tokens ) == NEW:
+      return tokens, bits( logits )
+    logits = ref.step( tokens[-1] )
+
+
 @pytest.mark.parametrize( "field", list( OPTIONS ) )
 def test_design_option_acts_in_cl_and_perf_alike( field ):
   cores, value = OPTIONS[ field ]
@@ -82,6 +103,13 @@ def test_design_option_acts_in_cl_and_perf_alike( field ):
     ref = Host( compiled( cores ), "func" )
     assert ref.generate( PROMPT, NEW ) == tokens
     assert np.array_equal( bits( ref.last_logits ), bits( host.last_logits ) )
+  else:
+    # its own numerics variant: the DFX-numerics reference at its config
+    want = reference( c )
+    assert want[0] == tokens and np.array_equal( want[1], bits( host.last_logits ) )
+    if field in CHANGES_LOGITS:
+      other = reference( compiled( cores ) )
+      assert not np.array_equal( want[1], other[1] ), f"{field}={value} changed no logit"
   # the option's own functional models (funcsim and FL at its config) agree
   for level in ( "func", "fl" ):
     other = Host( c, level )
