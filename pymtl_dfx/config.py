@@ -113,6 +113,7 @@ DESIGN_FIELDS = (
   "mpu_post_bypass",
   "attn_head_pipeline",
   "reduce_partials",
+  "ln_fold",
 )
 
 
@@ -219,6 +220,13 @@ class DFXConfig:
                    enters each cycle once P >= fp_add_latency, and the partials
                    are combined by a pairwise tree through the same adder;
                    `numerics.reduce_sum`'s order with partials=P)
+  ln_fold      each layer's ln_1 folded into c_attn (no hardware change:
+               the compiler and the numerics): 0 LayerNorm, then c_attn on
+               its output; 1 c_attn streams gamma-folded weights over the
+               un-normalised x while the VPU computes the LayerNorm's
+               statistics beside it, and a per-column correction with the
+               weights' column sums and the folded bias follows
+               (`numerics.fold_layernorm`, `numerics.fold_correct`)
   """
 
   d: int = 64
@@ -261,6 +269,7 @@ class DFXConfig:
   mpu_post_bypass: int = 0
   attn_head_pipeline: int = 0
   reduce_partials: int = 1
+  ln_fold: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -305,6 +314,10 @@ class DFXConfig:
     _check(errors, "attn_head_pipeline", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (heads one after another) or 1 (two register sets, pipelined)")
+    value = self.ln_fold
+    _check(errors, "ln_fold", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (LayerNorm, then c_attn) or 1 (ln_1 folded into c_attn)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")
