@@ -5,7 +5,8 @@ reference, and a generation on the appliance at a level
 `compiled(cores, long, d, model)`: the weights and the compiled model of
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
 `GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`, or
-`model="partials"`: `GPT` with `reduce_partials=4`) for `core_mixing.dfx_config`;
+`model="partials"`: `GPT` with `reduce_partials=4`, or `model="lnfold"`: `GPT`
+with `ln_fold=1`) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -55,6 +56,8 @@ MODELS = {
   # the VPU's interleaved reductions (at d=8 a LayerNorm reduces 8 chunks:
   # two rounds of the 4 partials)
   "partials": ( GPT, PROMPT, NEW, dict( reduce_partials=4 ), True ),
+  # ln_1 folded into c_attn (a numerics variant and a compiler option)
+  "lnfold": ( GPT, PROMPT, NEW, dict( ln_fold=1 ), True ),
 }
 
 

@@ -2,10 +2,10 @@
 perf alike: for each option a non-default value, on the small model of
 test_perf_vs_cl (one step with logits), gives perf == CL (every step, op
 class and unit), changes the cycles from the default design's, and gives
-the tokens and logits of its own functional models (funcsim and FL at its
-config); an option that changes only cycles (`TIMING_ONLY`) also gives the
-default design's, bit for bit (the others change the numerics by a named
-variant in `numerics`).  A bad value of an option is a ConfigError naming
+the tokens and logits of its own DFX-numerics reference and functional
+models (funcsim and FL at its config); an option that changes only cycles
+(`TIMING_ONLY`) also gives the default design's, bit for bit (the others
+change the numerics by a named variant in `numerics`).  A bad value of an option is a ConfigError naming
 it, from the config and from the command line.  At its default an option
 leaves `str(DFXConfig)` (pymtl3's module names of every RTL component
 taking the config) as it was before the option existed."""
@@ -20,7 +20,8 @@ from pymtl_dfx import cli, perf
 from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model
 from pymtl_dfx.config import DESIGN_FIELDS, ConfigError, DFXConfig
-from pymtl_dfx.gpt2 import random_weights
+from pymtl_dfx.gpt2 import DFXForward, random_weights
+from pymtl_dfx.gpt2.decoding import greedy_token
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
 
 from test_perf_vs_cl import GPT, dfx_config
@@ -36,6 +37,9 @@ OPTIONS = {
   "attn_head_pipeline": ( 1, "1" ),
   # a numerics variant (`numerics.reduce_sum`'s partials): its own models' values
   "reduce_partials": ( 1, "8" ),
+  # a numerics variant (`numerics.fold_layernorm`, `fold_correct`) and a
+  # compiler option: its own models' values
+  "ln_fold": ( 1, "1" ),
 }
 # field: values the config refuses
 BAD = {
@@ -43,6 +47,7 @@ BAD = {
   "mpu_post_bypass": ( 2, -1, "x", 1.0, True ),
   "attn_head_pipeline": ( 2, -1, "x", 1.0, True ),
   "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
+  "ln_fold": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
@@ -58,6 +63,19 @@ def compiled( cores, override=None ):
   w = random_weights( GPT, 7 ).to_fp16()
   cfg = dfx_config( cores, [ override ] if override else [] )
   return compile_model( w, cfg, cores, max_tokens=MAX_TOKENS )
+
+
+@functools.lru_cache( maxsize=None )
+def reference( dfx ):
+  """The DFX-numerics reference's generated tokens and last logits at `dfx`."""
+  ref = DFXForward( random_weights( GPT, 7 ).to_fp16(), dfx )
+  for k, tok in enumerate( PROMPT ):
+    logits = ref.step( tok, logits=( k == len( PROMPT ) - 1 ) )
+  tokens = [ greedy_token( logits ) ]
+  while len( tokens ) < NEW:
+    logits = ref.step( tokens[-1] )
+    tokens.append( greedy_token( logits ) )
+  return tokens, logits
 
 
 def bits( logits ):
@@ -79,7 +97,11 @@ def test_design_option_acts_in_cl_and_perf_alike( field ):
     ref = Host( compiled( cores ), "func" )
     assert ref.generate( PROMPT, NEW ) == tokens
     assert np.array_equal( bits( ref.last_logits ), bits( host.last_logits ) )
-  # the option's own functional models (funcsim and FL at its config) agree
+  # the option's own DFX-numerics reference and functional models (funcsim
+  # and FL at its config) agree
+  ref_tokens, ref_logits = reference( c.dfx )
+  assert ref_tokens == tokens
+  assert np.array_equal( bits( ref_logits ), bits( host.last_logits ) )
   for level in ( "func", "fl" ):
     other = Host( c, level )
     assert other.generate( PROMPT, NEW ) == tokens, level
