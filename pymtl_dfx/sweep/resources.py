@@ -75,8 +75,9 @@ DESIGN_SYNTHESISED = {
                        "value (measured at reduce_partials=8, the profile streaming's)" ),
 }
 
-# the design options that change the compiler only (no module, no row)
-COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", )
+# the design options that change the compiler only (no module, no row;
+# ln_fold also the numbers, through the compiled weights and program)
+COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", "ln_fold" )
 
 # RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
 RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),
