@@ -1,8 +1,9 @@
 """No program the compiler emits can deadlock a core's scheduler.
 
 Every core's program for a step of random small models (also with the
-heads pipelined, `attn_head_pipeline`, and with ln_1 folded, `ln_fold`) is run through the real control
-unit (ControlUnitCL, scoreboard on) with abstract execution units that
+heads pipelined, `attn_head_pipeline`, and with ln_1 folded, `ln_fold`)
+is run through the real control unit (ControlUnitCL, scoreboard on) with
+abstract execution units that
 move no data but keep the one coupling between units that can deadlock an
 in-order core: the weight stream.
 
