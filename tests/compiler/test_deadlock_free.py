@@ -3,9 +3,8 @@
 Every core's program for a step of random small models (also with the
 heads pipelined, `attn_head_pipeline`, and with ln_1 folded, `ln_fold`)
 is run through the real control unit (ControlUnitCL, scoreboard on) with
-abstract execution units that
-move no data but keep the one coupling between units that can deadlock an
-in-order core: the weight stream.
+abstract execution units that move no data but keep the one coupling
+between units that can deadlock an in-order core: the weight stream.
 
   DMA     one instruction at a time (its inst port is ready only when the
           previous one is over and its done token has left, as DMACL's).
