@@ -124,11 +124,12 @@ class DFXForward:
     self.layers = []
     for i in range(cfg.n_layer):
       ln_1 = (w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias"))
-      c_attn, fold = lin(i, "attn.c_attn"), None
       if self.dfx.ln_fold:
         wf, c, bf = numerics.fold_layernorm(*ln_1, w16.layer(i, "attn.c_attn.weight"),
                                             w16.layer(i, "attn.c_attn.bias"))
         c_attn, fold = _Linear(wf, None, d, threads), (c, bf)
+      else:
+        c_attn, fold = lin(i, "attn.c_attn"), None
       self.layers.append(dict(
         ln_1=ln_1, ln_1_fold=fold,
         c_attn=c_attn, attn_proj=lin(i, "attn.c_proj"),
