@@ -115,6 +115,7 @@ DESIGN_FIELDS = (
   "reduce_partials",
   "vpu_max_tree",
   "proj_row_split",
+  "ln_fold",
 )
 
 
@@ -238,6 +239,13 @@ class DFXConfig:
                each pair needs one all-reduce (a sync of the full-width
                partials, summed in core order by the VPU, then the bias):
                two per layer (`numerics.row_split_conv1d`)
+  ln_fold      each layer's ln_1 folded into c_attn (no hardware change:
+               the compiler and the numerics): 0 LayerNorm, then c_attn on
+               its output; 1 c_attn streams gamma-folded weights over the
+               un-normalised x while the VPU computes the LayerNorm's
+               statistics beside it, and a per-column correction with the
+               weights' column sums and the folded bias follows
+               (`numerics.fold_layernorm`, `numerics.fold_correct`)
   """
 
   d: int = 64
@@ -282,6 +290,7 @@ class DFXConfig:
   reduce_partials: int = 1
   vpu_max_tree: int = 0
   proj_row_split: int = 0
+  ln_fold: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -334,6 +343,9 @@ class DFXConfig:
     _check(errors, "proj_row_split", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (c_proj split by columns) or 1 (by rows, an all-reduce per pair)")
+    value = self.ln_fold
+    _check(errors, "ln_fold", value,
+           "must be 0 (LayerNorm, then c_attn) or 1 (ln_1 folded into c_attn)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")

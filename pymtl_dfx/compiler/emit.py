@@ -81,6 +81,16 @@ class StepEmitter:
   def layernorm_vpu( s, src, dst ):
     """`numerics.layernorm` as VPU instructions (gamma, beta already loaded)."""
     rf, E = s.rf, s.E
+    return s.layernorm_stats_vpu( src ) + [
+      s.vec( C.MUL, dst, rf["y"], E, rf["s2"], bcast=True ),
+      s.vec( C.MUL, dst, dst, E, rf["gamma"] ),
+      s.vec( C.ADD, dst, dst, E, rf["beta"] ),
+    ]
+
+  def layernorm_stats_vpu( s, src ):
+    """`numerics.layernorm_stats`: the mean into s0, s into s1, r into s2
+    (y = (src - mean) * s into y; dev, sq and s3 are scratch)."""
+    rf, E = s.rf, s.E
     return [
       s.vec( C.ACCUM, rf["s0"], src, E ),
       s.vec( C.MUL, rf["s0"], rf["s0"], 1, rf["inv_n"] ),
@@ -95,9 +105,35 @@ class StepEmitter:
       s.vec( C.MUL, rf["s3"], rf["s3"], 1, rf["s1"] ),
       s.vec( C.ADD, rf["s2"], rf["s2"], 1, rf["s3"] ),
       s.vec( C.RSQRT, rf["s2"], rf["s2"], 1 ),
-      s.vec( C.MUL, dst, rf["y"], E, rf["s2"], bcast=True ),
-      s.vec( C.MUL, dst, dst, E, rf["gamma"] ),
-      s.vec( C.ADD, dst, dst, E, rf["beta"] ),
+    ]
+
+  def folded_qkv( s, layer ):
+    """ln_1 folded into c_attn (`ln_fold`, `numerics.fold_correct`) as
+    [(op class, instructions)]: c_attn's gamma-folded weights on the
+    un-normalised x (an MM: the folded bias comes after the correction),
+    then the statistics, which issue while the MPU runs (in-order issue:
+    the matrix only needs x and qkv, the statistics x and their scratch
+    registers), then the per-column correction on qkv.  The DDR reads of
+    c and the folded bias come after the statistics: the in-order DMA
+    takes them once the weight stream is done, and the statistics must not
+    wait behind them.  The column sums' product with the mean needs no
+    matrix output, so it runs while the matrix drains."""
+    rf, E = s.rf, s.E
+    cols = 3 * s.Hc * s.hd
+    return [
+      ( "attention", [
+        s.weight_stream( f"h{layer}.c_attn" ),
+        make( C.MM, dst=rf["qkv"], src1=rf["x"], rows=E, cols=cols ),
+      ] ),
+      ( "layernorm", s.layernorm_stats_vpu( rf["x"] ) + [
+        s.vec( C.MUL, rf["s3"], rf["s1"], 1, rf["s2"] ),
+        s.ddr_read( rf["c_qkv"], f"h{layer}.c_qkv", cols ),
+        s.ddr_read( rf["b_qkv"], f"h{layer}.b_qkv", cols ),
+        s.vec( C.MUL, rf["c_qkv"], rf["c_qkv"], cols, rf["s0"], bcast=True ),
+        s.vec( C.SUB, rf["qkv"], rf["qkv"], cols, rf["c_qkv"] ),
+        s.vec( C.MUL, rf["qkv"], rf["qkv"], cols, rf["s3"], bcast=True ),
+        s.vec( C.ADD, rf["qkv"], rf["qkv"], cols, rf["b_qkv"] ),
+      ] ),
     ]
 
   def column_slice( s, layer, name, src, rows, out_reg, split_key, bias_region,
@@ -239,13 +275,17 @@ class StepEmitter:
       s.vec( C.ADD, rf["x"], rf["x"], E, rf["wpe"] ),
     ] )
     for i in range( s.gpt.n_layer ):
-      add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_1.g", f"h{i}.ln_1.b" ) )
-      qkv_cols = 3 * s.Hc * s.hd
-      add( "attention", [
-        s.ddr_read( rf["b_qkv"], f"h{i}.b_qkv", qkv_cols ),
-        s.weight_stream( f"h{i}.c_attn" ),
-        make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
-      ] )
+      if "c_qkv" in rf:             # the layout of ln_fold
+        for cls, insts in s.folded_qkv( i ):
+          add( cls, insts )
+      else:
+        add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_1.g", f"h{i}.ln_1.b" ) )
+        qkv_cols = 3 * s.Hc * s.hd
+        add( "attention", [
+          s.ddr_read( rf["b_qkv"], f"h{i}.b_qkv", qkv_cols ),
+          s.weight_stream( f"h{i}.c_attn" ),
+          make( C.CONV1D, dst=rf["qkv"], src1=rf["h"], rows=E, cols=qkv_cols, bias=rf["b_qkv"] ),
+        ] )
       add( "attention", s.heads( i, core, pos ) )
       if row_split:     # the attention output of this core's heads only
         add( "attention", s.row_slice( i, "attn_proj", rf["a"] + s.ents( core * s.Hc * s.hd ),

@@ -73,8 +73,13 @@ def build_images( weights16, dfx, layout, core ):
 
   for i in range( gpt.n_layer ):
     p = lambda suffix: weights16.layer( i, suffix )           # noqa: E731
-    stream( f"h{i}.c_attn", _qkv_columns( p( "attn.c_attn.weight" ), part, core ) )
-    ddr.put( regions[ f"h{i}.b_qkv" ], _qkv_columns( p( "attn.c_attn.bias" ), part, core ) )
+    w_qkv, b_qkv = p( "attn.c_attn.weight" ), p( "attn.c_attn.bias" )
+    if dfx.ln_fold:
+      w_qkv, c_qkv, b_qkv = numerics.fold_layernorm( p( "ln_1.weight" ), p( "ln_1.bias" ),
+                                                     w_qkv, b_qkv )
+      ddr.put( regions[ f"h{i}.c_qkv" ], _qkv_columns( c_qkv, part, core ) )
+    stream( f"h{i}.c_attn", _qkv_columns( w_qkv, part, core ) )
+    ddr.put( regions[ f"h{i}.b_qkv" ], _qkv_columns( b_qkv, part, core ) )
     for name, split, wname in ( ( "attn_proj", part.attn_proj, "attn.c_proj" ),
                                 ( "c_fc", part.fc, "mlp.c_fc" ),
                                 ( "mlp_proj", part.mlp_proj, "mlp.c_proj" ) ):
@@ -89,7 +94,7 @@ def build_images( weights16, dfx, layout, core ):
       lo, hi = split.real( core )
       stream( f"h{i}.{name}", _columns( p( wname + ".weight" ), lo, hi, split.seg ) )
       ddr.put( regions[ f"h{i}.{bias_key}" ], _columns( p( wname + ".bias" ), lo, hi, split.seg ) )
-    for ln in ( "ln_1", "ln_2" ):
+    for ln in ( "ln_2", ) if dfx.ln_fold else ( "ln_1", "ln_2" ):
       ddr.put( regions[ f"h{i}.{ln}.g" ], p( ln + ".weight" ) )
       ddr.put( regions[ f"h{i}.{ln}.b" ], p( ln + ".bias" ) )
 

@@ -23,6 +23,9 @@ One `hbm_read mpu` per matrix instruction streams a grid in tile order.
 DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
   parameters, this core's biases (the c_proj's whole with `proj_row_split`),
   constants, and the logits output slot.
+  With `ln_fold` a layer has no ln_1 parameters: c_attn's weights are
+  gamma-folded, b_qkv holds the folded bias and c_qkv the folded weights'
+  column sums (`numerics.fold_layernorm`), this core's columns.
 """
 
 from ..config import DFXConfig, GPT2Config
@@ -93,6 +96,10 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     # after every other region so the rest of the layout is the default's
     for name in HEAD_SET_REGS:
       rf.take( f"{name}.1", ents( T ) if name in ( "scores", "probs" ) else 1 )
+  if dfx.ln_fold:
+    # ln_1 folded into c_attn: the weights' column sums (the folded bias goes
+    # into b_qkv), after every other region so the rest is the default's
+    rf.take( "c_qkv", ents( 3 * Hc * hd ) )
 
   # HBM (words): weight streams, then K/V caches
   hbm = Allocator()
@@ -128,9 +135,12 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   ddr.take( "wte", gpt.vocab_size * row_words )
   ddr.take( "wpe", gpt.n_positions * row_words )
   for i in range( gpt.n_layer ):
-    for name in ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
+    # with ln_fold, ln_1's gamma and beta live in c_attn's weights, c_qkv and b_qkv
+    for name in ( "ln_2.g", "ln_2.b" ) if dfx.ln_fold else ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
       ddr.take( f"h{i}.{name}", row_words )
     ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
+    if dfx.ln_fold:
+      ddr.take( f"h{i}.c_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
     ddr.take( f"h{i}.b_o", words_of_vectors( ents( o_shape[1] ), dfx ) )
     ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), dfx ) )
     ddr.take( f"h{i}.b_m", words_of_vectors( ents( m_shape[1] ), dfx ) )

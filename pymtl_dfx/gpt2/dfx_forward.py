@@ -34,7 +34,12 @@ reductions inside layernorm and softmax add chunk sums in the order of
 `DFXConfig.proj_row_split` on cores > 1 the two c_proj products are
 `numerics.row_split_conv1d` over the compiler's row segments (each core's
 heads, each core's c_fc columns; padded as the cores hold them) instead of
-conv1d: the FP16 sum in core order of each core's matvec, then the bias.  No
+conv1d: the FP16 sum in core order of each core's matvec, then the bias.  With
+`DFXConfig.ln_fold`, ln_1 and c_attn are one folded product instead
+(`numerics.fold_layernorm` once, then per token
+qkv = fold_correct(matvec(x, W', d), x, c, b', eps, d)); the trace then has
+"h{i}.c_attn_z" (the matrix's output on the un-normalised x) where it has
+"h{i}.ln_1" otherwise.  No
 causal mask is needed: the cache holds only positions <= t.  The LM head runs
 only when logits are asked for (the hardware skips it for prompt tokens other
 than the last).
@@ -147,9 +152,16 @@ class DFXForward:
     o_rows, m_rows = (self.row_split.attn, self.row_split.fc) if self.row_split else (None, None)
     self.layers = []
     for i in range(cfg.n_layer):
+      ln_1 = (w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias"))
+      if self.dfx.ln_fold:
+        wf, c, bf = numerics.fold_layernorm(*ln_1, w16.layer(i, "attn.c_attn.weight"),
+                                            w16.layer(i, "attn.c_attn.bias"))
+        c_attn, fold = _Linear(wf, None, d, threads), (c, bf)
+      else:
+        c_attn, fold = lin(i, "attn.c_attn"), None
       self.layers.append(dict(
-        ln_1=(w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias")),
-        c_attn=lin(i, "attn.c_attn"), attn_proj=lin(i, "attn.c_proj", o_rows),
+        ln_1=ln_1, ln_1_fold=fold,
+        c_attn=c_attn, attn_proj=lin(i, "attn.c_proj", o_rows),
         ln_2=(w16.layer(i, "ln_2.weight"), w16.layer(i, "ln_2.bias")),
         c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj", m_rows)))
     self.ln_f = (w16["ln_f.weight"], w16["ln_f.bias"])
@@ -215,12 +227,18 @@ class DFXForward:
     x = numerics.add(self.wte[token_id], self.wpe[self.pos])
     rec("embed", x)
     for i, p in enumerate(self.layers):
-      h = numerics.layernorm(x, *p["ln_1"], eps, d, rp)
-      qkv = p["c_attn"](h)
+      if p["ln_1_fold"] is None:
+        h = numerics.layernorm(x, *p["ln_1"], eps, d, rp)
+        qkv = p["c_attn"](h)
+        rec(f"h{i}.ln_1", h)
+      else:
+        z = p["c_attn"](x)
+        qkv = numerics.fold_correct(z, x, *p["ln_1_fold"], eps, d, rp)
+        rec(f"h{i}.c_attn_z", z)
       a = self._attention(i, qkv, trace)
       o = p["attn_proj"](self._padded_attn(a) if self.row_split else a)
       x = numerics.add(x, o)
-      rec(f"h{i}.ln_1", h); rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
+      rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
       rec(f"h{i}.attn_proj", o); rec(f"h{i}.x_attn", x)
       h = numerics.layernorm(x, *p["ln_2"], eps, d, rp)
       fc = p["c_fc"](h)

@@ -39,7 +39,8 @@ def inv_count(n):
   return F16(1.0 / n)
 
 
-def layernorm(x, gamma, beta, eps, d, partials=1):
+def _statistics(x, eps, d, partials):
+  """LayerNorm's lines up to r: (mean, s, y, r)."""
   x = np.asarray(x, F16)
   inv_n = inv_count(x.shape[-1])
   mean = fp16.mul(reduce_sum(x, d, partials), inv_n)
@@ -49,6 +50,18 @@ def layernorm(x, gamma, beta, eps, d, partials=1):
   var_s = fp16.mul(reduce_sum(fp16.mul(y, y), d, partials), inv_n)
   eps_s = fp16.mul(fp16.mul(F16(eps), s), s)
   r = rsqrt(fp16.add(var_s, eps_s))
+  return mean, s, y, r
+
+
+def layernorm_stats(x, eps, d, partials=1):
+  """LayerNorm's statistics of x: (mean, s, r), each an FP16 scalar, by
+  exactly `layernorm`'s operations (out = (x - mean) * s * r * gamma + beta)."""
+  mean, s, _, r = _statistics(x, eps, d, partials)
+  return mean, s, r
+
+
+def layernorm(x, gamma, beta, eps, d, partials=1):
+  _, _, y, r = _statistics(x, eps, d, partials)
   return fp16.add(fp16.mul(fp16.mul(y, r), gamma), beta)
 
 

@@ -6,7 +6,8 @@ reference, and a generation on the appliance at a level
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
 `GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`, or
 `model="partials"`: `GPT` with `reduce_partials=4`, or `model="rowsplit"`:
-`GPT` with `proj_row_split=1`) for `core_mixing.dfx_config`;
+`GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`)
+for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -59,6 +60,8 @@ MODELS = {
   # the c_proj matrices split by rows (on 4 cores: 2 of them hold only a
   # padding head)
   "rowsplit": ( GPT, PROMPT, NEW, dict( proj_row_split=1 ), True ),
+  # ln_1 folded into c_attn (a numerics variant and a compiler option)
+  "lnfold": ( GPT, PROMPT, NEW, dict( ln_fold=1 ), True ),
 }
 
 

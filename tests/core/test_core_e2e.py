@@ -26,6 +26,8 @@ gpt2-xl-dfx-1600).
 (every design option past DFX on) at fl and cl on 1 and 4 cores and, under
 --test-verilog, as the whole Verilated appliance on 1 and 4 cores: the
 DFX-numerics reference at that config, CL's cycles, perf == CL.
+`test_folded_layernorm` runs it with ln_fold=1 alone at fl and cl on 1
+and 4 cores against its own DFX-numerics reference.
 
 `test_row_split_projections` runs the small model with the c_proj
 matrices split by rows (`proj_row_split`) at fl and cl on 1 and 4 cores.
@@ -225,6 +227,25 @@ def test_interleaved_reductions():
   assert not np.array_equal( want[1], reference( 1, d=8 )[1] ), "the order changed no logit"
   assert_perf_equals_cl( compiled( 1, d=8, model="partials" )[1], PROMPT, NEW, tokens,
                          host.results() )
+
+
+@pytest.mark.spread
+@pytest.mark.parametrize( "cores", [ 1, 4 ] )
+@pytest.mark.parametrize( "case", [ "fl", "cl" ] )
+def test_folded_layernorm( case, cores ):
+  """ln_fold=1 (ln_1 folded into c_attn): fl and cl give the tokens and
+  final logits of the DFX-numerics reference at that config (which are not
+  the default's), cl with the performance model's cycles."""
+  if case == "cl":
+    tokens, logits, host = cl_run( cores, model="lnfold" )
+    assert_perf_equals_cl( compiled( cores, model="lnfold" )[1], PROMPT, NEW, tokens,
+                           host.results() )
+  else:
+    tokens, logits, host = run( cores, case, model="lnfold" )
+  want = reference( cores, model="lnfold" )
+  check( f"{case} ln_fold", cores, tokens, logits, host, want,
+         None if case == "fl" else cl_run( cores, model="lnfold" )[2], len( PROMPT ) + NEW - 1 )
+  assert not np.array_equal( want[1], reference( cores )[1] ), "the fold changed no logit"
 
 
 def check( case, cores, tokens, logits, host, want, cl, steps ):

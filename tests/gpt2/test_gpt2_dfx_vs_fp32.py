@@ -42,9 +42,9 @@ BOUND_FACTOR = bound_factor(CFG)
 STEPS = 32
 
 
-def _compare(weights, ids):
+def _compare(weights, ids, dfx_config=None):
   """Per step: FP32 logits, DFX logits, and the error scale u*sum|hf||wte|."""
-  ref, dfx = ReferenceModel(weights), DFXForward(weights)
+  ref, dfx = ReferenceModel(weights), DFXForward(weights, dfx_config)
   wte_abs = np.abs(weights["wte.weight"])
   rows = []
   for tok in ids:
@@ -69,12 +69,17 @@ def _check(rows, min_agreement=0.9, factor=BOUND_FACTOR):
   return agree
 
 
+# DFX's numerics, and with ln_1 folded into c_attn (`numerics.fold`): the same bound
+LN_FOLD = [0, 1]
+
+
+@pytest.mark.parametrize("ln_fold", LN_FOLD)
 @pytest.mark.parametrize("cfg", [CFG, NARROW_ATTN], ids=lambda c: c.name)
 @pytest.mark.parametrize("seed", [0, 1])
-def test_close_to_fp32_teacher_forced(seed, cfg):
+def test_close_to_fp32_teacher_forced(seed, cfg, ln_fold):
   weights = random_weights(cfg, seed)
   ids = np.random.default_rng(seed + 100).integers(0, cfg.vocab_size, STEPS)
-  _check(_compare(weights, ids), factor=bound_factor(cfg))
+  _check(_compare(weights, ids, DFXConfig(ln_fold=ln_fold)), factor=bound_factor(cfg))
 
 
 def test_bound_catches_a_dropped_bias():
@@ -88,10 +93,13 @@ def test_bound_catches_a_dropped_bias():
     _check(rows, min_agreement=0.0)
 
 
-def test_outlier_dimensions_stay_finite_and_close():
+@pytest.mark.parametrize("ln_fold", LN_FOLD)
+def test_outlier_dimensions_stay_finite_and_close(ln_fold):
   """Residual dims of magnitude ~1e3, as real GPT-2 has (dims 138, 378, 447
   of gpt2-small).  Their squares (1e6) overflow FP16: a naive LayerNorm
-  would give inf/NaN; numerics' pre-scaled LayerNorm must not."""
+  would give inf/NaN; numerics' pre-scaled LayerNorm must not (folded
+  into c_attn too, whose matrix then runs on the outliers themselves)."""
+  dfx_config = DFXConfig(ln_fold=ln_fold)
   w = random_weights(CFG, seed=4)
   wpe = w["wpe.weight"].copy()
   wpe[:, 5] += 1000.0
@@ -101,9 +109,9 @@ def test_outlier_dimensions_stay_finite_and_close():
   with np.errstate(over="ignore"):
     assert np.isinf(nm.mul(np.float16(1000.0), np.float16(1000.0)))  # the hazard is real
   ids = np.random.default_rng(7).integers(0, CFG.vocab_size, STEPS)
-  rows = _compare(w, ids)
+  rows = _compare(w, ids, dfx_config)
   _check(rows)
-  dfx = DFXForward(w)
+  dfx = DFXForward(w, dfx_config)
   trace = {}
   for tok in ids[:4]:
     dfx.step(int(tok), trace=trace)

@@ -41,6 +41,9 @@ OPTIONS = {
   # a numerics variant (`numerics.row_split_conv1d`) on more than one core
   # (one core's row split is the whole matrix): 2 cores, one head each
   "proj_row_split": ( 2, "1" ),
+  # a numerics variant (`numerics.fold_layernorm`, `fold_correct`) and a
+  # compiler option: its own models' values
+  "ln_fold": ( 1, "1" ),
 }
 # field: values the config refuses
 BAD = {
@@ -50,6 +53,7 @@ BAD = {
   "reduce_partials": ( 0, 3, -1, 6, "x", 2.0, True ),
   "vpu_max_tree": ( 2, -1, "x", 1.0, True ),
   "proj_row_split": ( 2, -1, "x", 1.0, True ),
+  "ln_fold": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
@@ -57,7 +61,7 @@ TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu
 # the numerics variants whose order changes this model's logits (at d=32 a
 # reduction of the 64-wide residual has 2 chunks: 8 partials add them as
 # one running value does)
-CHANGES_LOGITS = { "proj_row_split" }
+CHANGES_LOGITS = { "proj_row_split", "ln_fold" }
 
 
 def test_every_design_field_is_exercised():
