@@ -74,6 +74,17 @@ def _check(errors, name, value, ok, why):
     errors.append(f"{name}={short_repr(value)} ({why})")
 
 
+# the design options that are on/off: (field, what 0 is, what 1 is)
+_FLAGS = (
+  ("mpu_raster_walk", "zigzag tile walk", "raster"),
+  ("mpu_post_bypass", "every post-op stage passed", "only the command's"),
+  ("vpu_max_tree", "max reductions share the adder's pipes", "their own comparator pipes"),
+  ("attn_head_pipeline", "heads one after another", "two register sets, pipelined"),
+  ("proj_row_split", "c_proj split by columns", "by rows, an all-reduce per pair"),
+  ("ln_fold", "LayerNorm, then c_attn", "ln_1 folded into c_attn"),
+)
+
+
 def _raise_if(errors, what):
   if errors:
     raise ConfigError(f"invalid {what}: " + "; ".join(errors))
@@ -323,29 +334,11 @@ class DFXConfig:
     _check(errors, "done_latency_cycles", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
            "must be an integer >= 0")
-    value = self.mpu_raster_walk
-    _check(errors, "mpu_raster_walk", value,
-           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
-           "must be 0 (zigzag tile walk) or 1 (raster)")
-    value = self.mpu_post_bypass
-    _check(errors, "mpu_post_bypass", value,
-           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
-           "must be 0 (every post-op stage passed) or 1 (only the command's)")
-    value = self.vpu_max_tree
-    _check(errors, "vpu_max_tree", value,
-           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
-           "must be 0 (max reductions share the adder's pipes) or 1 (their own comparator pipes)")
-    value = self.attn_head_pipeline
-    _check(errors, "attn_head_pipeline", value,
-           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
-           "must be 0 (heads one after another) or 1 (two register sets, pipelined)")
-    value = self.proj_row_split
-    _check(errors, "proj_row_split", value,
-           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
-           "must be 0 (c_proj split by columns) or 1 (by rows, an all-reduce per pair)")
-    value = self.ln_fold
-    _check(errors, "ln_fold", value,
-           "must be 0 (LayerNorm, then c_attn) or 1 (ln_1 folded into c_attn)")
+    for name, off, on in _FLAGS:
+      value = getattr(self, name)
+      _check(errors, name, value,
+             isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+             f"must be 0 ({off}) or 1 ({on})")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")

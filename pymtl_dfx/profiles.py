@@ -96,7 +96,8 @@ def _streaming():
           attn_head_pipeline=1,           # a head's softmax beside the next head's scores
           reduce_partials=8,              # a reduction takes a chunk a cycle
           vpu_max_tree=1,                 # a max reduction through comparators, not the adder
-          proj_row_split=1 ) )            # an all-reduce per pair of matrices, not two gathers
+          proj_row_split=1,               # an all-reduce per pair of matrices, not two gathers
+          ln_fold=1 ) )                   # ln_1's statistics beside c_attn
 
 
 _PROFILES += ( _dfx_as_built(), _streaming() )
