@@ -195,10 +195,11 @@ def test_streaming_profile( case, cores, cmdline_opts ):
          None if case == "fl" else cl_run( cores, model="streaming" )[2], len( PROMPT ) + NEW - 1 )
 
 
-# the c_proj matrices split by rows (`proj_row_split`): on 4 cores the
+# the c_proj matrices split by rows (`proj_row_split`): on 2 cores the
 # reference's row-split numerics (which are not the column split's), CL's
-# cycles, perf == CL; on 1 core the default's program and numerics
-@pytest.mark.parametrize( "cores", [ 1, 4 ] )
+# cycles, perf == CL; on 1 core the default's program and numerics (4 cores
+# run in test_streaming_profile)
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
 @pytest.mark.parametrize( "case", [ "fl", "cl" ] )
 def test_row_split_projections( case, cores, cmdline_opts ):
   if _translating( cmdline_opts ):
@@ -229,13 +230,15 @@ def test_interleaved_reductions():
                          host.results() )
 
 
-@pytest.mark.spread
-@pytest.mark.parametrize( "cores", [ 1, 4 ] )
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
 @pytest.mark.parametrize( "case", [ "fl", "cl" ] )
-def test_folded_layernorm( case, cores ):
+def test_folded_layernorm( case, cores, cmdline_opts ):
   """ln_fold=1 (ln_1 folded into c_attn): fl and cl give the tokens and
   final logits of the DFX-numerics reference at that config (which are not
-  the default's), cl with the performance model's cycles."""
+  the default's), cl with the performance model's cycles (4 cores run in
+  test_streaming_profile)."""
+  if _translating( cmdline_opts ):
+    pytest.skip( "fl/cl run in the plain pass" )
   if case == "cl":
     tokens, logits, host = cl_run( cores, model="lnfold" )
     assert_perf_equals_cl( compiled( cores, model="lnfold" )[1], PROMPT, NEW, tokens,
