@@ -113,6 +113,7 @@ DESIGN_FIELDS = (
   "mpu_post_bypass",
   "attn_head_pipeline",
   "reduce_partials",
+  "weight_read_ahead",
 )
 
 
@@ -219,6 +220,13 @@ class DFXConfig:
                    enters each cycle once P >= fp_add_latency, and the partials
                    are combined by a pairwise tree through the same adder;
                    `numerics.reduce_sum`'s order with partials=P)
+  weight_read_ahead  the compiler's place of each matrix's weight read (no
+                   hardware change, the numerics are the same): 0 right
+                   before its matrix; 1 moved up, with the DDR reads between,
+                   to just after the previous MPU instruction or DMA write, so
+                   the HBM streams into the weight FIFO during the vector work
+                   before the matrix (`compiler.read_ahead`); gains with an
+                   MPU wider than the HBM (l=32) and a deep weight FIFO
   """
 
   d: int = 64
@@ -261,6 +269,7 @@ class DFXConfig:
   mpu_post_bypass: int = 0
   attn_head_pipeline: int = 0
   reduce_partials: int = 1
+  weight_read_ahead: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -305,6 +314,10 @@ class DFXConfig:
     _check(errors, "attn_head_pipeline", value,
            isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
            "must be 0 (heads one after another) or 1 (two register sets, pipelined)")
+    value = self.weight_read_ahead
+    _check(errors, "weight_read_ahead", value,
+           isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
+           "must be 0 (each weight read right before its matrix) or 1 (read ahead)")
     if not errors:
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")

@@ -76,7 +76,7 @@ DESIGN_SYNTHESISED = {
 }
 
 # the design options that change the compiler only (no module, no row)
-COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", )
+COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", "weight_read_ahead" )
 
 # RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
 RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),

@@ -265,10 +265,10 @@ class Runner:
 # -- the property -------------------------------------------------------------
 
 @st.composite
-def shapes( draw, pipeline=0 ):
+def shapes( draw, pipeline=0, read_ahead=0 ):
   """(gpt, dfx, cores, positions) of a small model the compiler accepts;
   `pipeline`: attn_head_pipeline (1: at least 2 heads per core, so the
-  heads' pipelined order is what runs)."""
+  heads' pipelined order is what runs); `read_ahead`: weight_read_ahead."""
   d = draw( st.sampled_from( [ 32, 64 ] ) )
   l = draw( st.sampled_from( [ x for x in ( 8, 16, 32, 64 ) if x <= d ] ) )
   hd = d * draw( st.integers( 1, 2 ) )
@@ -285,7 +285,7 @@ def shapes( draw, pipeline=0 ):
   # a read longer than the FIFO is what needs the matrix instruction issued
   dfx = DFXConfig( d=d, l=l, cores=cores, psum_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
                    weight_fifo_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
-                   attn_head_pipeline=pipeline )
+                   attn_head_pipeline=pipeline, weight_read_ahead=read_ahead )
   positions = sorted( set( draw( st.lists( st.integers( 0, max_tokens - 1 ),
                                            min_size=1, max_size=2 ) ) ) | { max_tokens - 1 } )
   return gpt, dfx, cores, positions
@@ -338,13 +338,25 @@ def check_pipelined_deadlock_free( shape, seed ):
   check_deadlock_free.hypothesis.inner_test( shape, seed )
 
 
-@pytest.mark.parametrize( "pipeline", [ 0, 1 ] )
+# the weight reads moved ahead (weight_read_ahead=1), with or without the
+# heads pipelined
+@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
+           phases=( Phase.explicit, Phase.generate ),
+           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
+@given( shape=st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ),
+        seed=st.integers( 0, 2**16 ) )
+def check_read_ahead_deadlock_free( shape, seed ):
+  check_deadlock_free.hypothesis.inner_test( shape, seed )
+
+
+@pytest.mark.parametrize( "pipeline", [ 0, 1, "read_ahead" ] )
 def test_emitted_programs_never_deadlock( pipeline ):
   for k in ( "shapes", "programs" ):
     checked[k] = 0
   checked["positions"].clear()
   try:
-    ( check_pipelined_deadlock_free if pipeline else check_deadlock_free )()
+    { 0: check_deadlock_free, 1: check_pipelined_deadlock_free,
+      "read_ahead": check_read_ahead_deadlock_free }[ pipeline ]()
   finally:
     print( f"\ndeadlock property: {checked['shapes']} random shapes, "
            f"{len( checked['positions'] )} (shape, position) steps, "
