@@ -5,7 +5,8 @@ reference, and a generation on the appliance at a level
 `compiled(cores, long, d, model)`: the weights and the compiled model of
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
 `GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`, or
-`model="partials"`: `GPT` with `reduce_partials=4`) for `core_mixing.dfx_config`;
+`model="partials"`: `GPT` with `reduce_partials=4`, or `model="read_ahead"`: `GPT` with
+`weight_read_ahead=1`, l=32 and a 64-tile weight FIFO) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -55,6 +56,10 @@ MODELS = {
   # the VPU's interleaved reductions (at d=8 a LayerNorm reduces 8 chunks:
   # two rounds of the 4 partials)
   "partials": ( GPT, PROMPT, NEW, dict( reduce_partials=4 ), True ),
+  # the weight reads moved ahead, for an MPU twice the HBM's rate (l=32 at
+  # d=32 on 4 channels) and a FIFO that holds what streams meanwhile
+  "read_ahead": ( GPT, PROMPT, NEW, dict( weight_read_ahead=1, l=32, weight_fifo_entries=64 ),
+                  False ),
 }
 
 
