@@ -139,3 +139,23 @@ def test_a_moved_read_does_not_split_a_chain():
   order, stops = _moved( [ producer, consumer ] )
   assert stops == [ ( 4, 1 ) ]
   assert order == [ 0, 1, 2, 3, 4, 5 ]
+
+
+def test_an_image_keeps_the_option( tmp_path ):
+  """The layout carries the option (`weight_read_ahead` only when on, so
+  the default's layout and images are today's): a saved and loaded model
+  emits the read-ahead program."""
+  from pymtl_dfx.compiler.build import compile_model, load_compiled
+  from pymtl_dfx.gpt2 import random_weights
+  gpt = GPT2Config( n_layer=1, n_embd=64, n_head=2, vocab_size=32, n_positions=4 )
+  w = random_weights( gpt, 3 ).to_fp16()
+  for on in ( 0, 1 ):
+    c = compile_model( w, DFXConfig( d=D_, l=L_, weight_read_ahead=on ), 1, max_tokens=4 )
+    assert ( "weight_read_ahead" in c.layout ) == bool( on )
+    c.save( tmp_path / f"m{on}.dfx" )
+    back = load_compiled( tmp_path / f"m{on}.dfx" )
+    assert back.dfx.weight_read_ahead == on
+    prog = [ encode( i ) for i in back.emitter().step( 0, 1, 2, True )[0] ]
+    assert prog == [ encode( i ) for i in c.emitter().step( 0, 1, 2, True )[0] ]
+    plain = StepEmitter( plan( gpt, DFXConfig( d=D_, l=L_ ), 1, 4 ), gpt ).step( 0, 1, 2, True )
+    assert ( prog != [ encode( i ) for i in plain[0] ] ) == bool( on )
