@@ -82,6 +82,7 @@ _FLAGS = (
   ("attn_head_pipeline", "heads one after another", "two register sets, pipelined"),
   ("proj_row_split", "c_proj split by columns", "by rows, an all-reduce per pair"),
   ("ln_fold", "LayerNorm, then c_attn", "ln_1 folded into c_attn"),
+  ("weight_read_ahead", "each weight read right before its matrix", "read ahead"),
 )
 
 
@@ -127,6 +128,7 @@ DESIGN_FIELDS = (
   "vpu_max_tree",
   "proj_row_split",
   "ln_fold",
+  "weight_read_ahead",
 )
 
 
@@ -257,6 +259,13 @@ class DFXConfig:
                statistics beside it, and a per-column correction with the
                weights' column sums and the folded bias follows
                (`numerics.fold_layernorm`, `numerics.fold_correct`)
+  weight_read_ahead  the compiler's place of each matrix's weight read (no
+                   hardware change, the numerics are the same): 0 right
+                   before its matrix; 1 moved up, with the DDR reads between,
+                   to just after the previous MPU instruction or DMA write, so
+                   the HBM streams into the weight FIFO during the vector work
+                   before the matrix (`compiler.read_ahead`); gains with an
+                   MPU wider than the HBM (l=32) and a deep weight FIFO
   """
 
   d: int = 64
@@ -302,6 +311,7 @@ class DFXConfig:
   vpu_max_tree: int = 0
   proj_row_split: int = 0
   ln_fold: int = 0
+  weight_read_ahead: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",

@@ -20,7 +20,7 @@ instruction has exactly one `hbm_read mpu` (its tile grid: rows, vecs,
 cmajor), right before it; the DMA walks the grid in tile order itself.  Two
 reads per matrix would deadlock an in-order core: a read finishes only when
 the MPU has taken its last tile, and the matrix instruction would sit
-behind the second read.  A CL/RTL scheduler may run the read ahead.
+behind the second read.  With `weight_read_ahead` a pass moves the reads up (`read_ahead`).
 With `attn_head_pipeline` a layer's heads interleave (`heads`) and each
 matrix still has its one read right before it.  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
@@ -33,6 +33,7 @@ import numpy as np
 from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
 from ..lib.arith import ceil_div
 from .layout import HEAD_SET_REGS
+from .read_ahead import read_ahead
 
 
 class StepEmitter:
@@ -314,4 +315,6 @@ class StepEmitter:
         make( C.MM, dst=rf["logits"], src1=rf["h"], rows=E, cols=seg ),
         make( D.DDR_WRITE, rf=rf["logits"], addr=s.ddr["logits"], vecs=s.ents( seg ) ),
       ] )
+    if s.lay.get( "weight_read_ahead" ):     # the weight reads moved ahead (`read_ahead`)
+      return read_ahead( prog, classes, s.d, s.lay["cores"] )
     return prog, classes

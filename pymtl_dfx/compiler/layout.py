@@ -158,4 +158,5 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     split=dict( heads_per_core=Hc, attn=part.attn.seg, attn_proj=part.attn_proj.seg,
                 fc=part.fc.seg, mlp_proj=part.mlp_proj.seg, vocab=part.vocab.seg ),
     padding=part.padding_report(),
+    **( dict( weight_read_ahead=1 ) if dfx.weight_read_ahead else {} ),   # `read_ahead`
   )

@@ -125,18 +125,32 @@ class Layers:
   def __init__( s, words, units, classes, n_layer, body_end, M ):
     s.ok = False
     first = next( ( i for i, c in enumerate( classes ) if c == "layernorm" ), None )
-    if first is None or ( body_end - first ) % n_layer:
+    if first is None or body_end - first < n_layer:
       return
     layer = ( body_end - first ) // n_layer
     cw = [ ( canon_word( w, M ), c, u ) for w, c, u in zip( words, classes, units ) ]
-    g = 1
-    while n_layer // g >= 3:
-      Lw, L = g * layer, n_layer // g
-      if all( cw[ first + i ] == cw[ first + i + Lw ] for i in range( ( L - 1 ) * Lw ) ):
-        break
-      g *= 2
+    # The layers start at the first LayerNorm instruction.  A compiler pass
+    # that moves instructions over layer boundaries (`compiler.read_ahead`
+    # moves a layer's first weight read, with its DDR reads, into the layer
+    # before, and the first layer's over the embedding's vector add) leaves
+    # the first layer unlike the others and the program not a whole number
+    # of layers from the first LayerNorm: the bodies then start where the
+    # repetition does, within the first layer, one layer fewer of them.
+    starts = [ first ] if ( body_end - first ) % n_layer == 0 else range( first + 1, first + layer )
+    for P0 in starts:
+      n = n_layer if P0 == first else n_layer - 1
+      g = 1
+      while n // g >= 3:
+        Lw, L = g * layer, n // g
+        if all( cw[ P0 + i ] == cw[ P0 + i + Lw ] for i in range( ( L - 1 ) * Lw ) ):
+          break
+        g *= 2
+      else:
+        continue
+      break
     else:
       return
+    first = P0
     s.P0, s.Lw, s.L, s.g = first, Lw, L, g
     s.pc0 = 0                   # the control unit's pc at the step's start
     s.prefix = [ sum( 1 for u in units[ :first ] if u == k ) for k in range( 4 ) ]

@@ -6,8 +6,9 @@ reference, and a generation on the appliance at a level
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
 `GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`, or
 `model="partials"`: `GPT` with `reduce_partials=4`, or `model="rowsplit"`:
-`GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`)
-for `core_mixing.dfx_config`;
+`GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`,
+or `model="read_ahead"`: `GPT` with `weight_read_ahead=1`, l=32 and a
+64-tile weight FIFO) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process.
@@ -62,6 +63,10 @@ MODELS = {
   "rowsplit": ( GPT, PROMPT, NEW, dict( proj_row_split=1 ), True ),
   # ln_1 folded into c_attn (a numerics variant and a compiler option)
   "lnfold": ( GPT, PROMPT, NEW, dict( ln_fold=1 ), True ),
+  # the weight reads moved ahead, for an MPU twice the HBM's rate (l=32 at
+  # d=32 on 4 channels) and a FIFO that holds what streams meanwhile
+  "read_ahead": ( GPT, PROMPT, NEW, dict( weight_read_ahead=1, l=32, weight_fifo_entries=64 ),
+                  False ),
 }
 
 

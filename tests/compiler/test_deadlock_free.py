@@ -266,12 +266,12 @@ class Runner:
 # -- the property -------------------------------------------------------------
 
 @st.composite
-def shapes( draw, pipeline=0, row_split=0, fold=0 ):
+def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0 ):
   """(gpt, dfx, cores, positions) of a small model the compiler accepts;
   `pipeline`: attn_head_pipeline (1: at least 2 heads per core, so the
   heads' pipelined order is what runs); `row_split`: proj_row_split (on 2
   or 4 cores, so the all-reduces are what runs); `fold`: ln_fold (no draw
-  of its own)."""
+  of its own); `read_ahead`: weight_read_ahead."""
   d = draw( st.sampled_from( [ 32, 64 ] ) )
   l = draw( st.sampled_from( [ x for x in ( 8, 16, 32, 64 ) if x <= d ] ) )
   hd = d * draw( st.integers( 1, 2 ) )
@@ -288,7 +288,8 @@ def shapes( draw, pipeline=0, row_split=0, fold=0 ):
   # a read longer than the FIFO is what needs the matrix instruction issued
   dfx = DFXConfig( d=d, l=l, cores=cores, psum_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
                    weight_fifo_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
-                   attn_head_pipeline=pipeline, proj_row_split=row_split, ln_fold=fold )
+                   attn_head_pipeline=pipeline, proj_row_split=row_split, ln_fold=fold,
+                   weight_read_ahead=read_ahead )
   positions = sorted( set( draw( st.lists( st.integers( 0, max_tokens - 1 ),
                                            min_size=1, max_size=2 ) ) ) | { max_tokens - 1 } )
   return gpt, dfx, cores, positions
@@ -360,14 +361,28 @@ def check_folded_deadlock_free( shape, seed ):
   check_deadlock_free.hypothesis.inner_test( shape, seed )
 
 
-@pytest.mark.parametrize( "variant", [ "default", "pipelined", "row_split", "folded" ] )
+
+# the weight reads moved ahead (weight_read_ahead=1), with or without the
+# heads pipelined
+@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
+           phases=( Phase.explicit, Phase.generate ),
+           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
+@given( shape=st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ),
+        seed=st.integers( 0, 2**16 ) )
+def check_read_ahead_deadlock_free( shape, seed ):
+  check_deadlock_free.hypothesis.inner_test( shape, seed )
+
+
+@pytest.mark.parametrize( "variant", [ "default", "pipelined", "row_split", "folded",
+                                      "read_ahead" ] )
 def test_emitted_programs_never_deadlock( variant ):
   for k in ( "shapes", "programs" ):
     checked[k] = 0
   checked["positions"].clear()
   try:
     { "default": check_deadlock_free, "pipelined": check_pipelined_deadlock_free,
-      "row_split": check_row_split_deadlock_free, "folded": check_folded_deadlock_free }[ variant ]()
+      "row_split": check_row_split_deadlock_free, "folded": check_folded_deadlock_free,
+      "read_ahead": check_read_ahead_deadlock_free }[ variant ]()
   finally:
     print( f"\ndeadlock property: {checked['shapes']} random shapes, "
            f"{len( checked['positions'] )} (shape, position) steps, "

@@ -251,6 +251,23 @@ def test_folded_layernorm( case, cores, cmdline_opts ):
   assert not np.array_equal( want[1], reference( cores )[1] ), "the fold changed no logit"
 
 
+@pytest.mark.parametrize( "cores", [ 1, 2 ] )
+@pytest.mark.parametrize( "case", [ "fl", "cl" ] )
+def test_weight_read_ahead( case, cores, cmdline_opts ):
+  """weight_read_ahead=1 with l=32 and a 64-tile weight FIFO on 1 and 2
+  cores: the tokens and final logits of the DFX-numerics reference at that
+  config at fl and cl, and at cl the performance model's cycles."""
+  if _translating( cmdline_opts ):
+    pytest.skip( "fl/cl run in the plain pass" )
+  tokens, logits, host = ( cl_run if case == "cl" else
+                           lambda c, model: run( c, "fl", model=model ) )( cores, model="read_ahead" )
+  want = reference( cores, model="read_ahead" )
+  check( f"{case} read ahead", cores, tokens, logits, host, want, None, len( PROMPT ) + NEW - 1 )
+  if case == "cl":
+    assert_perf_equals_cl( compiled( cores, model="read_ahead" )[1], PROMPT, NEW, tokens,
+                           host.results() )
+
+
 def check( case, cores, tokens, logits, host, want, cl, steps ):
   """Tokens and final logits equal the reference; the cycles are consistent
   and, when `cl` (a CL run's host) is given, equal CL's."""

@@ -28,7 +28,8 @@ from test_perf_vs_cl import GPT, dfx_config
 PROMPT, NEW = [ 5 ], 1
 MAX_TOKENS = 4
 
-# field: (cores, a non-default value)
+# field: (cores, a non-default value[, other fields it is measured with, the
+# base design's too])
 OPTIONS = {
   "mpu_raster_walk": ( 1, "1" ),
   "mpu_post_bypass": ( 1, "1" ),
@@ -44,6 +45,9 @@ OPTIONS = {
   # a numerics variant (`numerics.fold_layernorm`, `fold_correct`) and a
   # compiler option: its own models' values
   "ln_fold": ( 1, "1" ),
+  # the test config's MPU takes a tile a cycle, its 4 channels half of one:
+  # reads run ahead into a FIFO deep enough to hold them
+  "weight_read_ahead": ( 1, "1", ( "weight_fifo_entries=64", ) ),
 }
 # field: values the config refuses
 BAD = {
@@ -54,10 +58,12 @@ BAD = {
   "vpu_max_tree": ( 2, -1, "x", 1.0, True ),
   "proj_row_split": ( 2, -1, "x", 1.0, True ),
   "ln_fold": ( 2, -1, "x", 1.0, True ),
+  "weight_read_ahead": ( 2, -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
-TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu_max_tree" }
+TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu_max_tree",
+                "weight_read_ahead" }
 # the numerics variants whose order changes this model's logits (at d=32 a
 # reduction of the 64-wide residual has 2 chunks: 8 partials add them as
 # one running value does)
@@ -69,9 +75,9 @@ def test_every_design_field_is_exercised():
 
 
 @functools.lru_cache( maxsize=None )
-def compiled( cores, override=None ):
+def compiled( cores, override=None, extra=() ):
   w = random_weights( GPT, 7 ).to_fp16()
-  cfg = dfx_config( cores, [ override ] if override else [] )
+  cfg = dfx_config( cores, list( extra ) + ( [ override ] if override else [] ) )
   return compile_model( w, cfg, cores, max_tokens=MAX_TOKENS )
 
 
@@ -94,17 +100,18 @@ def reference( c ):
 
 @pytest.mark.parametrize( "field", list( OPTIONS ) )
 def test_design_option_acts_in_cl_and_perf_alike( field ):
-  cores, value = OPTIONS[ field ]
-  c = compiled( cores, f"{field}={value}" )
+  cores, value, *extra = OPTIONS[ field ]
+  extra = tuple( extra[0] ) if extra else ()
+  c = compiled( cores, f"{field}={value}", extra )
   assert getattr( c.dfx, field ) == int( value )
   host = Host( c, "cl" )
   tokens = host.generate( PROMPT, NEW )
   cl = host.results()
   assert_perf_equals_cl( c, PROMPT, NEW, tokens, cl )
-  base = perf.run( compiled( cores ), PROMPT, NEW )
+  base = perf.run( compiled( cores, extra=extra ), PROMPT, NEW )
   assert cl["step_cycles"] != base["step_cycles"], f"{field}={value} changed no cycle"
   if field in TIMING_ONLY:
-    ref = Host( compiled( cores ), "func" )
+    ref = Host( compiled( cores, extra=extra ), "func" )
     assert ref.generate( PROMPT, NEW ) == tokens
     assert np.array_equal( bits( ref.last_logits ), bits( host.last_logits ) )
   else:
@@ -148,5 +155,5 @@ def test_a_default_option_leaves_the_module_names():
   assert str( cfg ) == repr( cfg )[ :len( str( cfg ) ) - 1 ] + ")"
   for f in dataclasses.fields( cfg ):
     assert ( f"{f.name}=" in str( cfg ) ) == ( f.name not in DESIGN_FIELDS )
-  for field, ( _, value ) in OPTIONS.items():
+  for field, ( _, value, *_ ) in OPTIONS.items():
     assert f"{field}={int( value )!r}" in str( cfg.replace( **{ field: int( value ) } ) )

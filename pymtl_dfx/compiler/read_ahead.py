@@ -1,0 +1,121 @@
+"""Weight read-ahead (`DFXConfig.weight_read_ahead`): the HBM streams a
+matrix's weights while the core still runs the vector work before it.
+
+The emitter places each matrix's `hbm_read mpu` right before its matrix
+instruction (`emit` says why), so the HBM idles during every LayerNorm,
+sync and softmax.  With an MPU wider than the HBM (l=32 takes a 64 x 32
+tile a cycle, 32 channels deliver half of one) and a weight FIFO deep
+enough (`weight_fifo_entries`) to hold what the HBM streams meanwhile, the
+matrix then takes its first tiles at the MPU's rate.
+
+The rule, a post-pass over each core's program (`read_ahead`): every
+`hbm_read mpu` moves up, together with every DDR read between, to just
+after the nearest earlier MPU instruction (CONV1D, MASKEDMM, MM) or DMA
+instruction other than a DDR read (HBM_WRITE, DDR_WRITE, an HBM read),
+whichever is later; the moved DMA instructions keep their order (and their
+op classes), the instructions they pass keep theirs.  It is safe because:
+
+- the weight FIFO's order stays the MPU's: a read never passes an MPU
+  instruction, so the matrices pop the FIFO in the order the reads push it;
+- it never passes a DMA write: the step's K (V) row is written to HBM before
+  the K^T (V) read that streams it (the DMA is in order, so the write lands
+  first: HBM read-after-write);
+- the DDR reads move with it: a DMA instruction left between a read and its
+  matrix would wait behind the read, which ends only when the MPU has taken
+  its last tile, and the matrix waits behind that instruction (a deadlock);
+  between a read and its matrix only non-DMA instructions remain, which
+  need no DMA to finish (a sync needs only the other cores, whose programs
+  have the same shape), so the matrix issues;
+- register order: a moved DDR read is older than the instructions it passes
+  once moved, and the scoreboard orders by program order (it stalls a DDR
+  read's register write behind an older in-flight instruction's read, WAR,
+  and write, WAW; a younger reader waits for it, RAW), so passing an
+  instruction that reads or writes the registers a moved DDR read writes
+  would change the values: the move stops below such an instruction
+  (`_conflicts`, by `footprint`, the scoreboard's own ranges).  It also
+  stops below a chain producer's consumer rather than between the two (a
+  chain needs the consumer to be the next instruction issued to the unit),
+  and at an instruction with a wait flag.
+  On the emitted programs no stop of this kind happens (a test checks).
+
+The program's instructions are unchanged as a multiset, and so are the
+numerics: only the DMA's issue order relative to vector and router work
+differs.
+"""
+
+from ..isa import ComputeOp as C, DmaOp as D, Kind, op_of
+from ..units.control.footprint import footprint_of
+
+MPU_OPS = ( C.CONV1D, C.MASKEDMM, C.MM )
+
+
+def _kind( inst ):
+  return Kind( int( inst.hdr.kind ) )
+
+
+def is_mpu( inst ):
+  return _kind( inst ) == Kind.COMPUTE and op_of( inst ) in MPU_OPS
+
+
+def is_weight_read( inst ):
+  return _kind( inst ) == Kind.DMA and op_of( inst ) == D.HBM_READ and bool( int( inst.mpu ) )
+
+
+def is_ddr_read( inst ):
+  return _kind( inst ) == Kind.DMA and op_of( inst ) == D.DDR_READ
+
+
+def is_barrier( inst ):
+  """What a weight read never passes: an MPU instruction (the FIFO's order),
+  a DMA instruction other than a DDR read (a write: HBM RAW), or one that
+  waits for a unit (a wait_* flag: the emitter sets none)."""
+  h = inst.hdr
+  return ( is_mpu( inst ) or ( _kind( inst ) == Kind.DMA and not is_ddr_read( inst ) )
+           or bool( int( h.wait_dma ) | int( h.wait_compute ) | int( h.wait_router ) ) )
+
+
+def _fp( inst, d, cores ):
+  return footprint_of( inst, op_of( inst ), _kind( inst ), d, cores )
+
+
+def _conflicts( moved, other ):
+  """True when moving the DDR reads (footprints) `moved` above `other`
+  would reorder a register access: other reads or writes what one writes."""
+  return any( m.write.overlaps( other.write ) or any( m.write.overlaps( r ) for r in other.reads )
+              for m in moved )
+
+
+def _chained( inst ):
+  return _kind( inst ) == Kind.COMPUTE and bool( int( inst.hdr.chain ) )
+
+
+def read_ahead( prog, classes, d, cores, stops=None ):
+  """(instructions, op classes) with every weight read moved ahead (the
+  module docstring's rule).  `stops`: a list that gets one entry (pc of the
+  read, pc of the instruction) per move stopped by a register conflict."""
+  prog, classes = list( prog ), list( classes )
+  for i, inst in enumerate( prog ):
+    if not is_weight_read( inst ):
+      continue
+    # scan up: collect the DDR reads, pass the rest until a barrier
+    moved = []
+    t = i
+    while t > 0 and not is_barrier( prog[ t - 1 ] ):
+      above = prog[ t - 1 ]
+      if is_ddr_read( above ):
+        moved.append( _fp( above, d, cores ) )
+      elif _conflicts( moved, _fp( above, d, cores ) ):
+        if stops is not None:
+          stops.append( ( i, t - 1 ) )
+        break
+      t -= 1
+    # not between a chain producer and its consumer; the window is [t, i]
+    while 0 < t < i and _chained( prog[ t - 1 ] ):
+      t += 1
+    window = range( t, i + 1 )
+    dma = [ j for j in window if _kind( prog[j] ) == Kind.DMA ]
+    rest = [ j for j in window if _kind( prog[j] ) != Kind.DMA ]
+    order = dma + rest
+    prog[ t:i + 1 ] = [ prog[j] for j in order ]
+    classes[ t:i + 1 ] = [ classes[j] for j in order ]
+  return prog, classes
