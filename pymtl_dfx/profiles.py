@@ -87,8 +87,9 @@ def _streaming():
   reports/streaming_options.py measures; the costs stay the default's."""
   return Profile(
     "streaming",
-    "a core past DFX that keeps the HBM streaming: every design option on (the design fields "
-    "of the config, docs/perf.md Design options); the U280 system's costs as the default",
+    "a core past DFX that keeps the HBM streaming: every design option on but the read-ahead "
+    "(the design fields of the config, docs/perf.md Design options), the paper's MPU width; "
+    "the U280 system's costs as the default",
     "the design options' definitions in docs/perf.md \"Design options\"; each one's effect "
     "alone and cumulative: reports/streaming_options.py",
     dict( mpu_raster_walk=1,              # no zigzag turn stall
@@ -100,7 +101,23 @@ def _streaming():
           ln_fold=1 ) )                   # ln_1's statistics beside c_attn
 
 
-_PROFILES += ( _dfx_as_built(), _streaming() )
+def _streaming_wide():
+  """`streaming` with an MPU twice as wide as the HBM delivers and the
+  weight reads moved ahead into a deeper weight FIFO, so the HBM streams
+  during the vector work and the MPU catches up."""
+  return Profile(
+    "streaming-wide",
+    "streaming with a matrix unit twice the HBM's rate (l=32), a 512-tile weight FIFO and the "
+    "weight reads moved ahead; fits the U280 with the FP16 adders on DSPs",
+    "docs/perf.md Design options (the read-ahead and the wide MPU); the resources: "
+    "reports/kernel_resources.py --profile streaming-wide",
+    dict( l=32,                           # a 64 x 32 tile a cycle; 32 HBM channels give half
+          weight_fifo_entries=512,        # what streams ahead during the vector work
+          weight_read_ahead=1 ),          # each weight read right after the previous matrix
+    includes=( "streaming", ) )
+
+
+_PROFILES += ( _dfx_as_built(), _streaming(), _streaming_wide() )
 if _calibrated() is not None:
   _PROFILES += ( _calibrated(), )
 

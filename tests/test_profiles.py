@@ -325,13 +325,18 @@ def test_verilog_records_the_profile_in_config_json( capsys, tmp_path, monkeypat
 
 def test_streaming_turns_every_design_option_on_and_dfx_none():
   """The design options past DFX (`config.DESIGN_FIELDS`) are the profile
-  `streaming`'s, each at a value other than the paper's design; no profile
-  of DFX itself (the link, as built, calibrated) sets one."""
+  `streaming-wide`'s, each at a value other than the paper's design;
+  `streaming` is it at the paper's MPU width, without the read-ahead that
+  needs the wider MPU; no profile of DFX itself (the link, as built,
+  calibrated) sets one."""
   defaults = DFXConfig()
-  on = profiles.values( "streaming" )
-  assert set( on ) == set( DESIGN_FIELDS )
-  for k, v in on.items():
+  wide, narrow = profiles.values( "streaming-wide" ), profiles.values( "streaming" )
+  assert set( wide ) == set( DESIGN_FIELDS ) | { "l", "weight_fifo_entries" }
+  assert set( narrow ) == set( DESIGN_FIELDS ) - { "weight_read_ahead" }
+  assert profiles.get( "streaming-wide" ).includes == ( "streaming", )
+  for k, v in wide.items():
     assert v != getattr( defaults, k ), k
+  assert wide["l"] == 2 * defaults.l
   for name in profiles.PROFILES:
-    if name != "streaming":
+    if not name.startswith( "streaming" ):
       assert not set( profiles.values( name ) ) & set( DESIGN_FIELDS ), name

@@ -4,7 +4,8 @@ reference, and a generation on the appliance at a level
 
 `compiled(cores, long, d, model)`: the weights and the compiled model of
 `core_mixing.GPT` (or the one-layer `GPT_LONG`, or `model="attn"`:
-`GPT_ATTN`, or `model="streaming"`: `GPT` with the profile `streaming`, or
+`GPT_ATTN`, or `model="streaming"` / `"streaming-wide"`: `GPT` with that
+profile, or
 `model="partials"`: `GPT` with `reduce_partials=4`, or `model="rowsplit"`:
 `GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`,
 or `model="read_ahead"`: `GPT` with `weight_read_ahead=1`, l=32 and a
@@ -53,6 +54,9 @@ ATTN_DFX = dict( mreg_entries=32 )
 MODELS = {
   "small": ( GPT, PROMPT, NEW, {}, True ),
   "streaming": ( GPT, PROMPT, NEW, profiles.values( "streaming" ), True ),
+  # the MPU as wide as d (l=32 at d=32) fed ahead through a 512-tile FIFO;
+  # no Verilated appliance runs it, so its memories take the depths it needs
+  "streaming-wide": ( GPT, PROMPT, NEW, profiles.values( "streaming-wide" ), False ),
   "long":  ( GPT_LONG, PROMPT_LONG, NEW_LONG, {}, True ),
   "attn":  ( GPT_ATTN, PROMPT, NEW, ATTN_DFX, False ),
   # the VPU's interleaved reductions (at d=8 a LayerNorm reduces 8 chunks:

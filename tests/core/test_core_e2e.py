@@ -172,27 +172,30 @@ def test_attention_narrower_than_residual( case, cores, cmdline_opts ):
          None if case == "fl" else cl_run( cores, model="attn" )[2], len( PROMPT ) + NEW - 1 )
 
 
-# the profile `streaming` (every design option of `config.DESIGN_FIELDS`
-# on): the DFX-numerics reference at that config gives the tokens and logit
-# bits at fl, cl and, under --test-verilog, the whole Verilated appliance,
-# with CL's cycles; perf == CL
+# the profiles `streaming` (every design option of `config.DESIGN_FIELDS`
+# but the read-ahead on) and `streaming-wide` (with it, l=32 and a deep
+# weight FIFO): the DFX-numerics reference at that config gives the tokens
+# and logit bits at fl, cl and, for `streaming` under --test-verilog, the
+# whole Verilated appliance, with CL's cycles; perf == CL
 @pytest.mark.spread
 @pytest.mark.parametrize( "cores", [ 1, 4 ] )
-@pytest.mark.parametrize( "case", [ "fl", "cl", "rtl" ] )
-def test_streaming_profile( case, cores, cmdline_opts ):
+@pytest.mark.parametrize( "case, profile", [ ( "fl", "streaming" ), ( "cl", "streaming" ),
+                                             ( "rtl", "streaming" ), ( "fl", "streaming-wide" ),
+                                             ( "cl", "streaming-wide" ) ] )
+def test_streaming_profile( case, profile, cores, cmdline_opts ):
   verilog = _translating( cmdline_opts )
   if verilog != ( case == "rtl" ):
     pytest.skip( "fl/cl run in the plain pass, rtl (the Verilated appliance) under --test-verilog" )
-  _, cm = compiled( cores, model="streaming" )
+  _, cm = compiled( cores, model=profile )
   assert any( getattr( cm.dfx, k ) != getattr( compiled( cores )[1].dfx, k )
               for k in DESIGN_FIELDS ), "the profile turns no design option on"
   if case == "cl":
-    tokens, logits, host = cl_run( cores, model="streaming" )
+    tokens, logits, host = cl_run( cores, model=profile )
     assert_perf_equals_cl( cm, PROMPT, NEW, tokens, host.results() )
   else:
-    tokens, logits, host = run( cores, "verilog" if case == "rtl" else case, model="streaming" )
-  check( f"{case} streaming", cores, tokens, logits, host, reference( cores, model="streaming" ),
-         None if case == "fl" else cl_run( cores, model="streaming" )[2], len( PROMPT ) + NEW - 1 )
+    tokens, logits, host = run( cores, "verilog" if case == "rtl" else case, model=profile )
+  check( f"{case} {profile}", cores, tokens, logits, host, reference( cores, model=profile ),
+         None if case == "fl" else cl_run( cores, model=profile )[2], len( PROMPT ) + NEW - 1 )
 
 
 # the c_proj matrices split by rows (`proj_row_split`): on 2 cores the

@@ -13,13 +13,15 @@ from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.mpu import KINDS, random_matrix_inst, run_program
 
 # (d, l, psum entries): the issue's three shapes; small buffers so that
-# matrices span several bands, one band narrower than the others; and two
-# in the raster tile walk (`mpu_raster_walk`)
+# matrices span several bands, one band narrower than the others; two in
+# the raster tile walk (`mpu_raster_walk`); and a tile as wide as it is
+# tall (l = d, `streaming-wide`'s l=32 on the small model's d=32)
 CONFIGS = { "d4l2": DFXConfig( d=4, l=2, psum_entries=2 ),
             "d8l4": DFXConfig( d=8, l=4, psum_entries=4 ),
             "d64l16": DFXConfig( d=64, l=16, psum_entries=2 ),
             "d4l2-raster": DFXConfig( d=4, l=2, psum_entries=2, mpu_raster_walk=1 ),
-            "d8l4-raster": DFXConfig( d=8, l=4, psum_entries=4, mpu_raster_walk=1 ) }
+            "d8l4-raster": DFXConfig( d=8, l=4, psum_entries=4, mpu_raster_walk=1 ),
+            "d4l4-raster": DFXConfig( d=4, l=4, psum_entries=2, mpu_raster_walk=1 ) }
 # every op with every post-op (the compiler emits the six of KINDS; the
 # format, the random programs and the post-op stages take any pair)
 ALL_KINDS = [ ( op, post ) for op in ( C.CONV1D, C.MASKEDMM, C.MM ) for post in PostOp ]
