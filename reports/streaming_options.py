@@ -7,7 +7,8 @@ paper's design (the default configuration) and the HBM roofline.
 The step is the report's breakdown step (context 96, with the logits).  An
 option alone is the default with only that field at the `streaming`
 profile's value; the cumulative rows add the options in `DESIGN_FIELDS`
-order, the last being the whole profile.  The roofline is the step's
+order up to the profile `streaming`, then `streaming-wide`'s wide MPU and
+deep weight FIFO, then its read-ahead (the whole `streaming-wide`).  The roofline is the step's
 weights (`report.compute.weight_bytes`) over the cards' HBM bandwidth; its
 share is roofline / step.  Steps come from the performance model (CL-exact)
 through the step cache.  The tables go to stdout and
@@ -30,24 +31,34 @@ from pymtl_dfx.perf.sampled import StepCache, default_cache_dir, time_many  # no
 from pymtl_dfx.report import compute, figures  # noqa: E402
 from pymtl_dfx.report.plan import PAPER  # noqa: E402
 
-PROFILE = "streaming"
+PROFILE, WIDE = "streaming", "streaming-wide"
+
+
+def _sets( d ):
+  return [ f"{k}={v}" for k, v in d.items() ]
 
 
 def rows():
   """(name, group, --set list): the default, each option alone, then the
-  options added one by one (the last is the profile)."""
-  on = profiles.values( PROFILE )
+  options added one by one (the last is the profile `streaming`); then the
+  wide MPU and its deeper weight FIFO (`streaming-wide`'s other values)
+  alone and on `streaming`, without and with the read-ahead (the last row
+  is `streaming-wide`)."""
+  on, wide = profiles.values( PROFILE ), profiles.values( WIDE )
   options = [ k for k in DESIGN_FIELDS if k in on ]
   out = [ ( "default (the paper's design)", "-", [] ) ]
   out += [ ( f"{k}={on[ k ]}", "alone", [ f"{k}={on[ k ]}" ] ) for k in options ]
+  extra = { k: v for k, v in wide.items() if k not in on }
+  ahead = { k: v for k, v in extra.items() if k in DESIGN_FIELDS }
+  mpu = { k: v for k, v in extra.items() if k not in DESIGN_FIELDS }
+  out.append( ( ", ".join( _sets( extra ) ), "alone", _sets( extra ) ) )
   for i in range( 2, len( options ) + 1 ):
     out.append( ( "+ " + options[ i - 1 ], "cumulative",
                   [ f"{k}={on[ k ]}" for k in options[ :i ] ] ) )
-  everything = [ f"{k}={v}" for k, v in on.items() ]
-  if sorted( out[-1][2] ) == sorted( everything ):
-    out[-1] = ( f"{out[-1][0]}: profile `{PROFILE}`", out[-1][1], out[-1][2] )
-  else:
-    out.append( ( f"profile `{PROFILE}`", "profile", everything ) )
+  out[-1] = ( f"{out[-1][0]}: profile `{PROFILE}`", out[-1][1], out[-1][2] )
+  out.append( ( "+ " + ", ".join( _sets( mpu ) ), "cumulative", _sets( { **on, **mpu } ) ) )
+  out.append( ( "+ " + ", ".join( _sets( ahead ) ) + f": profile `{WIDE}`", "cumulative",
+                _sets( wide ) ) )
   return out
 
 
@@ -72,25 +83,31 @@ def main( argv=None ):
     c = r["cycles"]
     lines.append( f"| {name} | {group} | {c:,} | {m.dfx.ms( c ):.3f} | {c - base:+,} "
                   f"({100 * ( c - base ) / base:+.1f} %) | {100 * roof_ms / m.dfx.ms( c ):.1f} % |" )
-  classes = sorted( set( recs[0]["classes"] ) | set( recs[-1]["classes"] ),
-                    key=lambda k: -recs[0]["classes"].get( k, 0 ) )
+  # the default, `streaming` and `streaming-wide`
+  picks = [ 0, next( i for i, r in enumerate( table ) if r[0].endswith( f"`{PROFILE}`" ) ),
+            len( table ) - 1 ]
+  names = [ "default", PROFILE, WIDE ]
+  cls = [ recs[i]["classes"] for i in picks ]
+  classes = sorted( set().union( *cls ), key=lambda k: -cls[0].get( k, 0 ) )
   roof = compute.class_roofline( ms[0], args.pos )
-  lines += [ "", f"Cycles by op class, the default against `{table[-1][0]}`, and the cycles "
-             "the class's HBM bytes take at the full bandwidth (the busiest card):", "",
-             "| op class | default | all options | change | HBM roofline | share, all options |",
-             "|---|---|---|---|---|---|" ]
+  lines += [ "", "Cycles by op class, the default against the two profiles, and the cycles "
+             "the class's HBM bytes take at the full bandwidth (the busiest card; the read-ahead "
+             "charges a weight read's wait to its matrix):", "",
+             "| op class | " + " | ".join( names ) + " | HBM roofline | share, "
+             f"`{WIDE}` |", "|---|---|---|---|---|---|" ]
   for k in classes:
-    a, b = recs[0]["classes"].get( k, 0 ), recs[-1]["classes"].get( k, 0 )
+    v = [ c.get( k, 0 ) for c in cls ]
     rf = roof.get( k, 0 )
-    share = f"{100 * rf / b:.0f} %" if b and rf else "-"
-    lines.append( f"| {k} | {a:,} | {b:,} | {b - a:+,} | {rf:,.0f} | {share} |" )
+    share = f"{100 * rf / v[-1]:.0f} %" if v[-1] and rf else "-"
+    lines.append( f"| {k} | " + " | ".join( f"{x:,}" for x in v ) + f" | {rf:,.0f} | {share} |" )
   text = "\n".join( lines ) + "\n"
   print( text, end="" )
   out = ROOT / "build" / "reports"
   out.mkdir( parents=True, exist_ok=True )
   write_text( str( out / "streaming_options.md" ), text )
-  png = figures.class_roofline( [ ( "default (the paper's design)", recs[0]["classes"] ),
-                                  ( table[-1][0], recs[-1]["classes"] ) ], roof, str( out ),
+  png = figures.class_roofline( [ ( "default (the paper's design)", cls[0] ),
+                                  ( f"profile `{PROFILE}`", cls[1] ), ( f"profile `{WIDE}`", cls[2] ) ],
+                                roof, str( out ),
                                 "streaming_roofline",
                                 f"{args.preset}, {args.cards} cards, context {args.pos + 1}" )
   print( f"figure: {out / png}" )
