@@ -334,55 +334,39 @@ def check_deadlock_free( shape, seed ):
 PIPELINED_EXAMPLES = max( 1, EXAMPLES // 3 )
 
 
-@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
-           phases=( Phase.explicit, Phase.generate ),
-           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
-@given( shape=shapes( pipeline=1 ), seed=st.integers( 0, 2**16 ) )
-def check_pipelined_deadlock_free( shape, seed ):
-  check_deadlock_free.hypothesis.inner_test( shape, seed )
+def _variant( shape_strategy ):
+  """The property on the programs of `shape_strategy`'s models, with
+  PIPELINED_EXAMPLES examples."""
+  @settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
+             phases=( Phase.explicit, Phase.generate ),
+             suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
+  @given( shape=shape_strategy, seed=st.integers( 0, 2**16 ) )
+  def check( shape, seed ):
+    check_deadlock_free.hypothesis.inner_test( shape, seed )
+  return check
 
 
-# the c_proj matrices split by rows (proj_row_split=1) on 2 or 4 cores
-@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
-           phases=( Phase.explicit, Phase.generate ),
-           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
-@given( shape=shapes( row_split=1 ), seed=st.integers( 0, 2**16 ) )
-def check_row_split_deadlock_free( shape, seed ):
-  check_deadlock_free.hypothesis.inner_test( shape, seed )
+VARIANTS = {
+  "default": check_deadlock_free,
+  "pipelined": _variant( shapes( pipeline=1 ) ),
+  # the c_proj matrices split by rows (proj_row_split=1) on 2 or 4 cores
+  "row_split": _variant( shapes( row_split=1 ) ),
+  # ln_1 folded into c_attn (ln_fold=1): the DDR reads of c and the folded
+  # bias wait behind the weight stream in the DMA while the matrix runs
+  "folded": _variant( shapes( fold=1 ) ),
+  # the weight reads moved ahead (weight_read_ahead=1), with or without the
+  # heads pipelined
+  "read_ahead": _variant( st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ) ),
+}
 
 
-# ln_1 folded into c_attn (ln_fold=1): the DDR reads of c and the folded
-# bias wait behind the weight stream in the DMA while the matrix runs
-@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
-           phases=( Phase.explicit, Phase.generate ),
-           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
-@given( shape=shapes( fold=1 ), seed=st.integers( 0, 2**16 ) )
-def check_folded_deadlock_free( shape, seed ):
-  check_deadlock_free.hypothesis.inner_test( shape, seed )
-
-
-
-# the weight reads moved ahead (weight_read_ahead=1), with or without the
-# heads pipelined
-@settings( max_examples=PIPELINED_EXAMPLES, derandomize=True, deadline=None,
-           phases=( Phase.explicit, Phase.generate ),
-           suppress_health_check=[ HealthCheck.too_slow, HealthCheck.data_too_large ] )
-@given( shape=st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ),
-        seed=st.integers( 0, 2**16 ) )
-def check_read_ahead_deadlock_free( shape, seed ):
-  check_deadlock_free.hypothesis.inner_test( shape, seed )
-
-
-@pytest.mark.parametrize( "variant", [ "default", "pipelined", "row_split", "folded",
-                                      "read_ahead" ] )
+@pytest.mark.parametrize( "variant", list( VARIANTS ) )
 def test_emitted_programs_never_deadlock( variant ):
   for k in ( "shapes", "programs" ):
     checked[k] = 0
   checked["positions"].clear()
   try:
-    { "default": check_deadlock_free, "pipelined": check_pipelined_deadlock_free,
-      "row_split": check_row_split_deadlock_free, "folded": check_folded_deadlock_free,
-      "read_ahead": check_read_ahead_deadlock_free }[ variant ]()
+    VARIANTS[ variant ]()
   finally:
     print( f"\ndeadlock property: {checked['shapes']} random shapes, "
            f"{len( checked['positions'] )} (shape, position) steps, "

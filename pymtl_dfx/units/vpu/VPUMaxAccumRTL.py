@@ -5,7 +5,10 @@ The handshake is `VPUAccumRTL`'s: a chunk enters when the previous
 comparison leaves the pipe (forwarded in the cycle it leaves), the first
 chunk of an instruction is compared with -inf (max(-inf, x) == x), and the
 last chunk's result leaves on `send`.  Only max reductions come here, so
-there is no adder and no is_max select.
+there is no adder and no is_max select.  The control block restates
+`VPUAccumRTL`'s rather than sharing a submodule with it: moving that block
+into one would change the default VPU's Verilog (and every default model's
+ccache entry) for no change in behaviour.
 """
 
 from pymtl3 import *
