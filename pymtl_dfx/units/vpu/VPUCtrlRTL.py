@@ -137,6 +137,8 @@ class VPUCtrlRTL( Component ):
     s.red_max_r.in_ //= s.is_max
     s.red_max_r.en //= s.tree_val
 
+    # a block of its own, the default's restated with the kind rule, so the
+    # default control's Verilog (and its ccache entry) stays as it was
     @update
     def up_ctrl_issue_max_tree():
       if s.is_red:
