@@ -21,8 +21,10 @@ cmajor), right before it; the DMA walks the grid in tile order itself.  Two
 reads per matrix would deadlock an in-order core: a read finishes only when
 the MPU has taken its last tile, and the matrix instruction would sit
 behind the second read.  With `weight_read_ahead` a pass moves the reads up (`read_ahead`).
-With `attn_head_pipeline` a layer's heads interleave (`heads`) and each
-matrix still has its one read right before it.  Results consumed once by the next VPU instruction are chained
+With `attn_head_pipeline` a layer's heads interleave (`heads`); when a
+head's V fits in the weight FIFO the next heads' DMA work sits in the
+softmax's reduction wait, between V's read and its matrix
+(`heads_in_reduction_wait`, safe by `read_ahead.pending_tiles`).  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
 """
 
@@ -30,7 +32,7 @@ import math
 
 import numpy as np
 
-from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make
+from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make, op_of
 from ..lib.arith import ceil_div
 from .layout import HEAD_SET_REGS
 from .read_ahead import read_ahead
@@ -225,15 +227,53 @@ class StepEmitter:
     today's, into the same output slice: only the order and the
     scores/probs/scalar registers of odd heads differ.  Each matrix keeps
     its one `hbm_read mpu` right before it, so the DMA streams the matrices'
-    tiles in the MPU's order."""
+    tiles in the MPU's order; with more than two heads a core and a head's
+    V within the weight FIFO, the DMA work moves into the softmax's wait
+    (`heads_in_reduction_wait`)."""
     if "scores.1" not in s.rf:
       return [ inst for j in range( s.Hc ) for inst in s.head( layer, j, core, pos ) ]
     parts = [ s.head_parts( layer, j, core, pos, s.head_regs( j ) ) for j in range( s.Hc ) ]
+    if s.Hc > 2 and s.v_fits_fifo( pos ):       # a head j + 2 to move
+      return s.heads_in_reduction_wait( parts )
     out = parts[0][0]
     for j in range( s.Hc ):
       if j + 1 < s.Hc:
         out += parts[ j + 1 ][0]          # the next head's score, on the other set
       out += parts[j][1] + parts[j][2]
+    return out
+
+  def v_fits_fifo( s, pos ):
+    """Does one head's V (its tiles at context pos + 1) fit the weight FIFO?"""
+    T = pos + 1
+    entries = s.lay.get( "weight_fifo_entries", 0 )
+    return ceil_div( T, s.d ) * ceil_div( s.hd, s.l ) <= entries
+
+  def heads_in_reduction_wait( s, parts ):
+    """The pipelined heads with the DMA work off the softmax's path:
+    score(0), score(1), then per head j
+
+      softmax(j) up to its sum, read V(j), append K and V of head j + 2 and
+      read its K^T, the rest of softmax(j), p V(j), scores(j + 2)
+
+    The DMA is in order and takes one instruction at a time, so each DMA
+    instruction placed before softmax(j) (as `heads` places score(j + 1)'s)
+    holds the softmax until the DMA took the one before: about 100 cycles a
+    head.  Placed after the sum (whose reduction is the softmax's longest
+    wait), they issue while it runs.  The weight FIFO still gets the
+    matrices in the MPU's order (K^T(j + 1), V(j), K^T(j + 2), ...: V(j) is
+    read before head j + 2's K^T, and p V(j) comes before scores(j + 2)).
+    DMA instructions now sit between read V(j) and p V(j), so read V(j)
+    must end before its matrix issues: V's tiles must fit in the weight
+    FIFO (`v_fits_fifo`; the older matrices in it drain without any
+    younger instruction, as their instructions issued earlier)."""
+    H = len( parts )
+    out = list( parts[0][0] ) + ( list( parts[1][0] ) if H > 1 else [] )
+    for j in range( H ):
+      soft, pv = parts[j][1], parts[j][2]
+      read_v, mm = pv
+      nxt = parts[ j + 2 ][0] if j + 2 < H else []
+      n_sum = next( i for i, inst in enumerate( soft ) if op_of( inst ) == C.ACCUM ) + 1
+      out += soft[ :n_sum ] + [ read_v ] + nxt[ :-1 ] + soft[ n_sum: ] + [ mm ] + nxt[ -1: ]
     return out
 
   def softmax_vpu( s, T, regs=None ):

@@ -159,4 +159,6 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
                 fc=part.fc.seg, mlp_proj=part.mlp_proj.seg, vocab=part.vocab.seg ),
     padding=part.padding_report(),
     **( dict( weight_read_ahead=1 ) if dfx.weight_read_ahead else {} ),   # `read_ahead`
+    # the pipelined heads' order depends on what the weight FIFO holds
+    **( dict( weight_fifo_entries=dfx.weight_fifo_entries ) if dfx.attn_head_pipeline else {} ),
   )

@@ -74,6 +74,37 @@ def is_barrier( inst ):
            or bool( int( h.wait_dma ) | int( h.wait_compute ) | int( h.wait_router ) ) )
 
 
+def read_tiles( inst, l ):
+  """The d x l tiles a weight read pushes into the FIFO."""
+  return int( inst.vecs ) // l
+
+
+def pending_tiles( prog, l ):
+  """{pc of each DMA instruction: the tiles of the weight reads before it
+  whose matrices come after it}.  The k-th read feeds the k-th MPU
+  instruction.  The in-order DMA takes an instruction once every older one
+  has ended, and a weight read ends once its last tile is in the FIFO,
+  while the matrices after the instruction cannot take tiles before it
+  issues (in-order issue; the older matrices drain without any younger
+  instruction).  So a program runs when each DMA instruction's pending
+  tiles fit in the weight FIFO: `fifo_bound` <= weight_fifo_entries.  The
+  emitter's programs either leave no DMA instruction between a read and its
+  matrix (bound 0, the rule `read_ahead` keeps) or rely on this
+  (`emit.StepEmitter.heads_in_reduction_wait`)."""
+  reads = [ pc for pc, i in enumerate( prog ) if is_weight_read( i ) ]
+  mpus = [ pc for pc, i in enumerate( prog ) if is_mpu( i ) ]
+  if len( reads ) != len( mpus ):
+    raise ValueError( f"{len( reads )} weight reads for {len( mpus )} MPU instructions" )
+  mats = [ ( r, m, read_tiles( prog[ r ], l ) ) for r, m in zip( reads, mpus ) ]
+  return { pc: sum( t for r, m, t in mats if r < pc < m )
+           for pc, i in enumerate( prog ) if _kind( i ) == Kind.DMA }
+
+
+def fifo_bound( prog, l ):
+  """The weight FIFO entries a program needs (`pending_tiles`' largest)."""
+  return max( pending_tiles( prog, l ).values(), default=0 )
+
+
 def _fp( inst, d, cores ):
   return footprint_of( inst, op_of( inst ), _kind( inst ), d, cores )
 

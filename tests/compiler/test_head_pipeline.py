@@ -5,7 +5,10 @@ with the second set renamed to the first, a step's program is the default
 program's multiset of instructions; each head's matrices and softmax come in
 the order score(0), score(1), softmax(0), pv(0), score(2), softmax(1),
 pv(1), ..., softmax(last), pv(last), with its K/V writes and one
-`hbm_read mpu` right before its matrices; the default layout and program
+`hbm_read mpu` right before its matrices, or, when a head's V fits in the
+weight FIFO, with the DMA work of head j + 2 and the read of V(j) in
+softmax(j)'s reduction wait (and the FIFO's bound met: a DMA instruction's
+pending tiles fit in it); the default layout and program
 are unchanged by the option's existence (the second set lies after every
 other register), and a second set that does not fit the register file is a
 CompileError naming the option."""
@@ -18,6 +21,7 @@ from pymtl_dfx.compiler.build import plan
 from pymtl_dfx.compiler.emit import StepEmitter
 from pymtl_dfx.compiler.layout import HEAD_SET_REGS, plan_layout
 from pymtl_dfx.compiler.limits import CompileError
+from pymtl_dfx.compiler.read_ahead import fifo_bound
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.isa import ComputeOp as C, DmaOp as D, Kind, encode
 from pymtl_dfx.units.control.decode_cache import decoded
@@ -31,10 +35,10 @@ def cfg( pipeline, **kw ):
   return DFXConfig( d=32, l=8, cores=CORES, attn_head_pipeline=pipeline, **kw )
 
 
-def programs( pipeline, pos, core=1 ):
-  lay = plan( GPT, cfg( pipeline ), CORES, T )
+def programs( pipeline, pos, core=1, fifo=4, insts=False ):
+  lay = plan( GPT, cfg( pipeline, weight_fifo_entries=fifo ), CORES, T )
   prog, classes = StepEmitter( lay, GPT ).step( core, 3, pos, want_logits=True )
-  return lay, [ encode( i ) for i in prog ], classes
+  return lay, prog if insts else [ encode( i ) for i in prog ], classes
 
 
 def renamed( word, rename ):
@@ -109,36 +113,68 @@ def test_pipelined_program_is_the_default_reordered( pos ):
   assert base[ :first ] == piped[ :first ] and cls0[ first ] == "attention"
 
 
-@pytest.mark.parametrize( "pos", [ 0, T - 1 ] )
-def test_the_order_of_the_heads( pos ):
+# (pos, FIFO entries): a head's V is ceil((pos + 1) / d) x (hd / l) tiles,
+# 4 at pos 0 and 8 at pos T - 1
+ORDERS = [ ( 0, 2, "adjacent" ), ( 0, 4, "in_wait" ), ( T - 1, 4, "adjacent" ),
+           ( T - 1, 8, "in_wait" ) ]
+
+
+@pytest.mark.parametrize( "pos,fifo,order", ORDERS )
+def test_the_order_of_the_heads( pos, fifo, order ):
   Hc = 4
-  events0, sets0 = head_events( *programs( 0, pos )[:2], 1 )
-  events1, sets1 = head_events( *programs( 1, pos )[:2], 1 )
+  events0, sets0 = head_events( *programs( 0, pos, fifo=fifo )[:2], 1 )
+  events1, sets1 = head_events( *programs( 1, pos, fifo=fifo )[:2], 1 )
   today = [ e for j in range( Hc ) for e in ( ( "S", j ), ( "X", 0 ), ( "P", j ) ) ]
   piped = [ ( "S", 0 ) ]
-  for j in range( Hc ):
-    piped += [ ( "S", j + 1 ) ] if j + 1 < Hc else []
-    piped += [ ( "X", j % 2 ), ( "P", j ) ]
+  if order == "adjacent":
+    for j in range( Hc ):
+      piped += [ ( "S", j + 1 ) ] if j + 1 < Hc else []
+      piped += [ ( "X", j % 2 ), ( "P", j ) ]
+  else:                     # softmax(j) split around V(j)'s read and head j + 2's DMA
+    piped += [ ( "S", 1 ) ]
+    for j in range( Hc ):
+      piped += [ ( "X", j % 2 ) ] * 2 + [ ( "P", j ) ]
+      piped += [ ( "S", j + 2 ) ] if j + 2 < Hc else []
   assert matrices( events0 ) == today * GPT.n_layer
   assert matrices( events1 ) == piped * GPT.n_layer
   # the default uses one set; pipelined heads alternate, a head's score
   # and p V on the same set as its softmax
   assert set( sets0.values() ) == { 0 }
   assert sets1 == { ( m, j ): j % 2 for m in "SP" for j in range( Hc ) }
-  # each matrix: its one hbm_read mpu (its own head's K or V) right before
-  # it; a head's K/V writes right before the read of its K
-  for events in ( events0, events1 ):
+  # the default and the adjacent order: each matrix has its one hbm_read
+  # mpu (its own head's K or V) right before it; a head's K/V writes right
+  # before the read of its K
+  for events in ( events0, events1 ) if order == "adjacent" else ( events0, ):
     for i, ( what, j ) in enumerate( events ):
       if what in "SP":
         assert events[ i - 1 ] == ( "R", j ), ( i, events[ i - 4: i + 1 ] )
       if what == "R" and events[ i + 1 ][0] == "S":
         assert events[ i - 2: i ] == [ ( "W", j ) ] * 2, events[ i - 3: i + 2 ]
+  if order == "in_wait":
+    # after the first two scores, the softmax of head j is split by V(j)'s
+    # read, then head j + 2's K/V writes and K read; its scores follow p V(j)
+    for layer in range( GPT.n_layer ):
+      ev = events1[ len( events1 ) * layer // GPT.n_layer: len( events1 ) * ( layer + 1 ) // GPT.n_layer ]
+      body = ev[ ev.index( ( "S", 1 ) ) + 1: ]
+      want = []
+      for j in range( Hc ):
+        nxt = [ ( "W", j + 2 ), ( "W", j + 2 ), ( "R", j + 2 ) ] if j + 2 < Hc else []
+        want += [ ( "X", j % 2 ), ( "R", j ) ] + nxt + [ ( "X", j % 2 ), ( "P", j ) ]
+        want += [ ( "S", j + 2 ) ] if j + 2 < Hc else []
+      assert body == want
+  for events in ( events0, events1 ):
     assert sum( e[0] == "R" for e in events ) == 2 * Hc * GPT.n_layer
+  # the FIFO holds what each DMA instruction needs: the adjacent orders need
+  # nothing, the split one a head's V
+  bound = fifo_bound( programs( 1, pos, fifo=fifo, insts=True )[1], 8 )
+  assert bound == ( 0 if order == "adjacent" else -( -( pos + 1 ) // 32 ) * 4 )
+  assert bound <= fifo
 
 
 def test_the_default_layout_is_untouched():
   """The second set is the option's alone and lies after every other
-  register: the rest of its layout is the default's, address for address."""
+  register: the rest of its layout is the default's, address for address
+  (plus the FIFO depth the heads' order depends on)."""
   lay0 = plan_layout( GPT, cfg( 0 ), CORES, T )
   lay1 = plan_layout( GPT, cfg( 1 ), CORES, T )
   assert not any( n.endswith( ".1" ) for n in lay0["rf"] )
@@ -149,6 +185,7 @@ def test_the_default_layout_is_untouched():
   assert lay1["rf_entries"] == lay0["rf_entries"] + 2 * ents + 2
   rest = dict( lay1, rf={ n: a for n, a in lay1["rf"].items() if n not in second },
                rf_entries=lay0["rf_entries"] )
+  assert rest.pop( "weight_fifo_entries" ) == cfg( 1 ).weight_fifo_entries
   assert rest == lay0
 
 
