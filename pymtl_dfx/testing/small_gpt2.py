@@ -47,6 +47,11 @@ GPT_ATTN = GPT2Config( n_layer=1, n_embd=96, n_head=2, head_dim=32, vocab_size=1
                        n_positions=32, name="small-attn64" )
 ATTN_DFX = dict( mreg_entries=32 )
 
+# six heads of 32 (3 a core on 2 cores): the pipelined heads with head
+# j + 2's DMA work in softmax(j)'s wait (`emit.StepEmitter.heads_in_reduction_wait`)
+GPT_HEADS = GPT2Config( n_layer=1, n_embd=64, n_head=6, head_dim=32, vocab_size=128,
+                        n_positions=32, name="small-heads6" )
+
 # model -> (config, prompt, new tokens, DFXConfig changes, fixed memory depths);
 # "streaming" is the small model with the profile `streaming`'s design
 # options on (the random core programs' streaming runs build the same
@@ -71,6 +76,7 @@ MODELS = {
   # d=32 on 4 channels) and a FIFO that holds what streams meanwhile
   "read_ahead": ( GPT, PROMPT, NEW, dict( weight_read_ahead=1, l=32, weight_fifo_entries=64 ),
                   False ),
+  "heads": ( GPT_HEADS, PROMPT, NEW, profiles.values( "streaming" ), False ),
 }
 
 

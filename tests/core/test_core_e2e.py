@@ -26,8 +26,10 @@ gpt2-xl-dfx-1600).
 (every design option past DFX on) at fl and cl on 1 and 4 cores and, under
 --test-verilog, as the whole Verilated appliance on 1 and 4 cores: the
 DFX-numerics reference at that config, CL's cycles, perf == CL.
-`test_folded_layernorm` runs it with ln_fold=1 alone at fl and cl on 1
-and 4 cores against its own DFX-numerics reference.
+`test_compiler_option` runs compiler options alone at fl and cl on 1 and 2
+cores against their own DFX-numerics reference: ln_fold=1, the weight
+reads moved ahead, and six heads whose pipelined order puts DMA work in
+the softmax's wait.
 
 `test_row_split_projections` runs the small model with the c_proj
 matrices split by rows (`proj_row_split`) at fl and cl on 1 and 4 cores.
@@ -51,6 +53,8 @@ import os
 import numpy as np
 import pytest
 
+from pymtl_dfx.appliance.host import emit_step
+from pymtl_dfx.compiler.read_ahead import fifo_bound
 from pymtl_dfx.config import DESIGN_FIELDS
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
@@ -233,42 +237,38 @@ def test_interleaved_reductions():
                          host.results() )
 
 
+# compiler options on 1 and 2 cores (4 cores run in test_streaming_profile):
+# (model, do its numerics differ from the default's): ln_1 folded into
+# c_attn (a numerics variant); the weight reads moved ahead with l=32 and a
+# 64-tile FIFO; six heads under `streaming`, whose pipelined heads put head
+# j + 2's DMA work in softmax(j)'s wait (the program needs the FIFO to hold
+# a head's V, `read_ahead.fifo_bound`)
+OPTION_MODELS = [ ( "lnfold", True ), ( "read_ahead", False ), ( "heads", False ) ]
+
+
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
 @pytest.mark.parametrize( "case", [ "fl", "cl" ] )
-def test_folded_layernorm( case, cores, cmdline_opts ):
-  """ln_fold=1 (ln_1 folded into c_attn): fl and cl give the tokens and
-  final logits of the DFX-numerics reference at that config (which are not
-  the default's), cl with the performance model's cycles (4 cores run in
-  test_streaming_profile)."""
+@pytest.mark.parametrize( "model, new_numerics", OPTION_MODELS )
+def test_compiler_option( model, new_numerics, case, cores, cmdline_opts ):
+  """fl and cl give the tokens and final logits of the DFX-numerics
+  reference at the model's config, cl with the performance model's
+  cycles."""
   if _translating( cmdline_opts ):
     pytest.skip( "fl/cl run in the plain pass" )
+  _, cm = compiled( cores, model=model )
+  if model == "heads":
+    progs, _ = emit_step( cm, cm.emitter(), PROMPT[0], len( PROMPT ), True )
+    assert fifo_bound( progs[0], cm.dfx.l ) > 0, "the heads' DMA work is not in the wait"
   if case == "cl":
-    tokens, logits, host = cl_run( cores, model="lnfold" )
-    assert_perf_equals_cl( compiled( cores, model="lnfold" )[1], PROMPT, NEW, tokens,
-                           host.results() )
+    tokens, logits, host = cl_run( cores, model=model )
+    assert_perf_equals_cl( cm, PROMPT, NEW, tokens, host.results() )
   else:
-    tokens, logits, host = run( cores, case, model="lnfold" )
-  want = reference( cores, model="lnfold" )
-  check( f"{case} ln_fold", cores, tokens, logits, host, want,
-         None if case == "fl" else cl_run( cores, model="lnfold" )[2], len( PROMPT ) + NEW - 1 )
-  assert not np.array_equal( want[1], reference( cores )[1] ), "the fold changed no logit"
-
-
-@pytest.mark.parametrize( "cores", [ 1, 2 ] )
-@pytest.mark.parametrize( "case", [ "fl", "cl" ] )
-def test_weight_read_ahead( case, cores, cmdline_opts ):
-  """weight_read_ahead=1 with l=32 and a 64-tile weight FIFO on 1 and 2
-  cores: the tokens and final logits of the DFX-numerics reference at that
-  config at fl and cl, and at cl the performance model's cycles."""
-  if _translating( cmdline_opts ):
-    pytest.skip( "fl/cl run in the plain pass" )
-  tokens, logits, host = ( cl_run if case == "cl" else
-                           lambda c, model: run( c, "fl", model=model ) )( cores, model="read_ahead" )
-  want = reference( cores, model="read_ahead" )
-  check( f"{case} read ahead", cores, tokens, logits, host, want, None, len( PROMPT ) + NEW - 1 )
-  if case == "cl":
-    assert_perf_equals_cl( compiled( cores, model="read_ahead" )[1], PROMPT, NEW, tokens,
-                           host.results() )
+    tokens, logits, host = run( cores, case, model=model )
+  want = reference( cores, model=model )
+  check( f"{case} {model}", cores, tokens, logits, host, want,
+         None if case == "fl" else cl_run( cores, model=model )[2], len( PROMPT ) + NEW - 1 )
+  if new_numerics:
+    assert not np.array_equal( want[1], reference( cores )[1] ), "the option changed no logit"
 
 
 def check( case, cores, tokens, logits, host, want, cl, steps ):
