@@ -54,8 +54,8 @@ COVERAGE ?=
 
 test: setup
 	@mkdir -p $(BUILD)/test
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) $(COVERAGE) $(PYTEST_ARGS)
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q $(XDIST) --test-verilog -m "not no_verilog" --require-all-verilated $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --durations=15 $(XDIST) $(COVERAGE) $(PYTEST_ARGS)
+	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --durations=15 $(XDIST) --test-verilog -m "not no_verilog" --require-all-verilated $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD)
