@@ -129,6 +129,7 @@ DESIGN_FIELDS = (
   "proj_row_split",
   "ln_fold",
   "weight_read_ahead",
+  "dma_inst_queue",
 )
 
 
@@ -266,6 +267,14 @@ class DFXConfig:
                    the HBM streams into the weight FIFO during the vector work
                    before the matrix (`compiler.read_ahead`); gains with an
                    MPU wider than the HBM (l=32) and a deep weight FIFO
+  dma_inst_queue   DMA instructions the DMA holds besides the one it runs
+                   (0: DFX's, it takes the next only when idle, so a DMA
+                   instruction waiting for the busy DMA holds every younger
+                   one at issue; N > 0: a queue of N in front of it, so the
+                   control unit issues past queued transfers).  With
+                   weight_read_ahead the compiler then also moves weight
+                   reads over MPU instructions while the weight FIFO holds
+                   what they have not taken (`compiler.read_ahead`)
   """
 
   d: int = 64
@@ -312,6 +321,7 @@ class DFXConfig:
   proj_row_split: int = 0
   ln_fold: int = 0
   weight_read_ahead: int = 0
+  dma_inst_queue: int = 0
 
   def __post_init__(self):
     int_names = ["d", "l", "cores", "clock_mhz", "hbm_channels",
@@ -340,10 +350,11 @@ class DFXConfig:
     _check(errors, "ring_frame_overhead_bytes", value,
            isinstance(value, int) and not isinstance(value, bool) and value >= 0,
            "must be an integer >= 0")
-    value = self.done_latency_cycles
-    _check(errors, "done_latency_cycles", value,
-           isinstance(value, int) and not isinstance(value, bool) and value >= 0,
-           "must be an integer >= 0")
+    for name in ("done_latency_cycles", "dma_inst_queue"):
+      value = getattr(self, name)
+      _check(errors, name, value,
+             isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+             "must be an integer >= 0")
     for name, off, on in _FLAGS:
       value = getattr(self, name)
       _check(errors, name, value,

@@ -107,13 +107,15 @@ def _streaming_wide():
   during the vector work and the MPU catches up."""
   return Profile(
     "streaming-wide",
-    "streaming with a matrix unit twice the HBM's rate (l=32), a 512-tile weight FIFO and the "
-    "weight reads moved ahead; fits the U280 with the FP16 adders on DSPs",
+    "streaming with a matrix unit twice the HBM's rate (l=32), a 512-tile weight FIFO, the "
+    "weight reads moved ahead and an 8-instruction DMA queue; fits the U280 with the FP16 "
+    "adders on DSPs",
     "docs/perf.md Design options (the read-ahead and the wide MPU); the resources: "
     "reports/kernel_resources.py --profile streaming-wide",
     dict( l=32,                           # a 64 x 32 tile a cycle; 32 HBM channels give half
           weight_fifo_entries=512,        # what streams ahead during the vector work
-          weight_read_ahead=1 ),          # each weight read right after the previous matrix
+          weight_read_ahead=1,            # each weight read right after the previous matrix
+          dma_inst_queue=8 ),             # ... or over matrices, issued past busy transfers
     includes=( "streaming", ) )
 
 

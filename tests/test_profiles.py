@@ -327,12 +327,13 @@ def test_streaming_turns_every_design_option_on_and_dfx_none():
   """The design options past DFX (`config.DESIGN_FIELDS`) are the profile
   `streaming-wide`'s, each at a value other than the paper's design;
   `streaming` is it at the paper's MPU width, without the read-ahead that
-  needs the wider MPU; no profile of DFX itself (the link, as built,
-  calibrated) sets one."""
+  needs the wider MPU (and the DMA queue it moves reads over matrices
+  with); no profile of DFX itself (the link, as built, calibrated) sets
+  one."""
   defaults = DFXConfig()
   wide, narrow = profiles.values( "streaming-wide" ), profiles.values( "streaming" )
   assert set( wide ) == set( DESIGN_FIELDS ) | { "l", "weight_fifo_entries" }
-  assert set( narrow ) == set( DESIGN_FIELDS ) - { "weight_read_ahead" }
+  assert set( narrow ) == set( DESIGN_FIELDS ) - { "weight_read_ahead", "dma_inst_queue" }
   assert profiles.get( "streaming-wide" ).includes == ( "streaming", )
   for k, v in wide.items():
     assert v != getattr( defaults, k ), k

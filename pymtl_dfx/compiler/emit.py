@@ -356,5 +356,7 @@ class StepEmitter:
         make( D.DDR_WRITE, rf=rf["logits"], addr=s.ddr["logits"], vecs=s.ents( seg ) ),
       ] )
     if s.lay.get( "weight_read_ahead" ):     # the weight reads moved ahead (`read_ahead`)
-      return read_ahead( prog, classes, s.d, s.lay["cores"] )
+      q = s.lay.get( "dma_inst_queue" )       # reads may then pass MPU instructions
+      return read_ahead( prog, classes, s.d, s.lay["cores"], l=s.l,
+                         fifo_entries=s.lay["weight_fifo_entries"] if q else 0 )
     return prog, classes

@@ -160,5 +160,8 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     padding=part.padding_report(),
     **( dict( weight_read_ahead=1 ) if dfx.weight_read_ahead else {} ),   # `read_ahead`
     # the pipelined heads' order depends on what the weight FIFO holds
-    **( dict( weight_fifo_entries=dfx.weight_fifo_entries ) if dfx.attn_head_pipeline else {} ),
+    **( dict( weight_fifo_entries=dfx.weight_fifo_entries )
+        if dfx.attn_head_pipeline or dfx.weight_read_ahead else {} ),
+    **( dict( dma_inst_queue=dfx.dma_inst_queue )
+        if dfx.weight_read_ahead and dfx.dma_inst_queue else {} ),
   )

@@ -13,19 +13,31 @@ The rule, a post-pass over each core's program (`read_ahead`): every
 after the nearest earlier MPU instruction (CONV1D, MASKEDMM, MM) or DMA
 instruction other than a DDR read (HBM_WRITE, DDR_WRITE, an HBM read),
 whichever is later; the moved DMA instructions keep their order (and their
-op classes), the instructions they pass keep theirs.  It is safe because:
+op classes), the instructions they pass keep theirs.  With a queue in front
+of the DMA (`DFXConfig.dma_inst_queue`, `fifo_entries` given) it also passes
+MPU instructions while the weight FIFO holds what they have not taken (the
+third point below).  It is safe because:
 
-- the weight FIFO's order stays the MPU's: a read never passes an MPU
-  instruction, so the matrices pop the FIFO in the order the reads push it;
+- the weight FIFO's order stays the MPU's: a read never passes another
+  read, so the matrices pop the FIFO in the order the reads push it;
 - it never passes a DMA write: the step's K (V) row is written to HBM before
   the K^T (V) read that streams it (the DMA is in order, so the write lands
   first: HBM read-after-write);
-- the DDR reads move with it: a DMA instruction left between a read and its
-  matrix would wait behind the read, which ends only when the MPU has taken
-  its last tile, and the matrix waits behind that instruction (a deadlock);
+- a DMA instruction issues only once the reads before it have room in the
+  FIFO for the tiles their matrices after it have not taken
+  (`pending_tiles`): the in-order DMA starts an instruction once the older
+  ones have ended (with a queue, fewer wait, so this still suffices).  A
+  read that passes an MPU instruction makes that matrix's tiles pending at
+  its new place, so the move stops at an MPU instruction whose tiles, with
+  those already pending, would not fit in `fifo_entries` (0: at every MPU
+  instruction, so nothing becomes pending);
+- the DDR reads move with it: left between the read and its matrix they
+  would wait for the read to end, which may need its matrix to take tiles;
   between a read and its matrix only non-DMA instructions remain, which
   need no DMA to finish (a sync needs only the other cores, whose programs
-  have the same shape), so the matrix issues;
+  have the same shape), so the matrix issues.  Without a queue a moved read
+  also holds every younger instruction at issue while the DMA finishes the
+  older transfers, which is why MPU instructions stop it there;
 - register order: a moved DDR read is older than the instructions it passes
   once moved, and the scoreboard orders by program order (it stalls a DDR
   read's register write behind an older in-flight instruction's read, WAR,
@@ -66,11 +78,12 @@ def is_ddr_read( inst ):
 
 
 def is_barrier( inst ):
-  """What a weight read never passes: an MPU instruction (the FIFO's order),
-  a DMA instruction other than a DDR read (a write: HBM RAW), or one that
-  waits for a unit (a wait_* flag: the emitter sets none)."""
+  """What a weight read never passes: a DMA instruction other than a DDR
+  read (a read: the FIFO's order; a write: HBM RAW), or one that waits for
+  a unit (a wait_* flag: the emitter sets none).  MPU instructions stop it
+  too unless `read_ahead` is given the FIFO's entries."""
   h = inst.hdr
-  return ( is_mpu( inst ) or ( _kind( inst ) == Kind.DMA and not is_ddr_read( inst ) )
+  return ( ( _kind( inst ) == Kind.DMA and not is_ddr_read( inst ) )
            or bool( int( h.wait_dma ) | int( h.wait_compute ) | int( h.wait_router ) ) )
 
 
@@ -120,20 +133,39 @@ def _chained( inst ):
   return _kind( inst ) == Kind.COMPUTE and bool( int( inst.hdr.chain ) )
 
 
-def read_ahead( prog, classes, d, cores, stops=None ):
+def read_ahead( prog, classes, d, cores, stops=None, l=None, fifo_entries=0 ):
   """(instructions, op classes) with every weight read moved ahead (the
-  module docstring's rule).  `stops`: a list that gets one entry (pc of the
-  read, pc of the instruction) per move stopped by a register conflict."""
+  module docstring's rule); with `fifo_entries` (d x l tiles) also over
+  MPU instructions while their tiles fit.  `stops`: a list that gets one
+  entry (pc of the read, pc of the instruction) per move stopped by a
+  register conflict."""
   prog, classes = list( prog ), list( classes )
+  # the k-th read feeds the k-th MPU instruction; a move keeps the reads'
+  # order and the multiset of what stands before the read's old place
+  tiles = [ read_tiles( x, l ) for x in prog if is_weight_read( x ) ] if fifo_entries else []
+  n_mpu = n_read = 0          # before pc i
   for i, inst in enumerate( prog ):
+    if is_mpu( inst ):
+      n_mpu += 1
+      continue
     if not is_weight_read( inst ):
       continue
+    # the older reads whose matrices come after this one: pending already
+    pending = sum( tiles[ n_mpu:n_read ] )
+    n_read += 1
+    passed = 0
     # scan up: collect the DDR reads, pass the rest until a barrier
     moved = []
     t = i
     while t > 0 and not is_barrier( prog[ t - 1 ] ):
       above = prog[ t - 1 ]
-      if is_ddr_read( above ):
+      if is_mpu( above ):
+        # its tiles become pending at the read's new place
+        if not fifo_entries or pending + tiles[ n_mpu - 1 - passed ] > fifo_entries:
+          break
+        pending += tiles[ n_mpu - 1 - passed ]
+        passed += 1
+      elif is_ddr_read( above ):
         moved.append( _fp( above, d, cores ) )
       elif _conflicts( moved, _fp( above, d, cores ) ):
         if stops is not None:

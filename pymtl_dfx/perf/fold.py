@@ -80,7 +80,12 @@ def _issue( t, M ):
            tuple( d - f for d, f in zip( t.done_seq, t.free_seq ) ) )
 
 
+def _dma( t, M ):
+  return ( tuple( canon_word( w, M ) for w in t.inst_q ), ) + _attrs( t, M, { "inst_q" } )
+
+
 _RELATIVE = {
+  "DMATiming": _dma,
   "ReadEngineCL": _read_engine,
   "WriteEngineCL": _write_engine,
   "RateQueueCL": _rate_queue,

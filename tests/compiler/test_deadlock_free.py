@@ -41,6 +41,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from pymtl_dfx.compiler.build import plan
 from pymtl_dfx.compiler.emit import StepEmitter
+from pymtl_dfx.compiler.read_ahead import fifo_bound
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.isa import DmaOp as D, Kind, decode, encode, format_inst
 from pymtl_dfx.lib.arith import ceil_div
@@ -191,18 +192,24 @@ def is_matrix( word ):
 
 
 def weight_check( words, cfg ):
-  """The reads since the previous matrix instruction carry exactly its
-  tiles: else the abstract MPU would consume another matrix's weights."""
-  fed = 0
+  """The weight reads, in order, carry exactly the matrix instructions'
+  tiles, each matrix's before it: else the abstract MPU would consume
+  another matrix's weights (the pipelined heads and the read-ahead put a
+  read before an older matrix; a matrix's weights may come in several
+  reads, `test_a_split_weight_read_deadlocks`)."""
+  fed = []
   for pc, w in enumerate( words ):
     inst, op, kind = decoded( w )
     if kind == Kind.DMA and op == D.HBM_READ and int( inst.mpu ):
-      fed += int( inst.vecs ) // cfg.l
+      fed.append( int( inst.vecs ) // cfg.l )
     elif kind == Kind.COMPUTE and not op.on_vpu:
       need = ceil_div( int( inst.rows ), cfg.d ) * ceil_div( int( inst.cols ), cfg.l )
-      assert fed == need, ( f"pc {pc} ({format_inst( inst )}) needs {need} tiles, the "
-                            f"hbm_read mpu before it carry {fed}" )
-      fed = 0
+      got = 0
+      while fed and got < need:
+        got += fed.pop( 0 )
+      assert got == need, ( f"pc {pc} ({format_inst( inst )}) needs {need} tiles, the "
+                            f"hbm_read mpu before it for it carry {got}" )
+  assert not fed, f"{len( fed )} weight reads without a matrix"
 
 
 def cycle_limit( words, cfg ):
@@ -266,12 +273,16 @@ class Runner:
 # -- the property -------------------------------------------------------------
 
 @st.composite
-def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0 ):
+def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0, queue=0, deep=0 ):
   """(gpt, dfx, cores, positions) of a small model the compiler accepts;
   `pipeline`: attn_head_pipeline (1: at least 2 heads per core, so the
   heads' pipelined order is what runs); `row_split`: proj_row_split (on 2
   or 4 cores, so the all-reduces are what runs); `fold`: ln_fold (no draw
-  of its own); `read_ahead`: weight_read_ahead."""
+  of its own); `read_ahead`: weight_read_ahead; `queue`: a dma_inst_queue
+  (the read-ahead then passes MPU instructions while the FIFO holds their
+  tiles; the abstract DMA still takes one instruction at a time, the
+  stricter case); `deep`: weight FIFOs of 4 or 64 tiles (the pipelined
+  heads put DMA work in the softmax's wait when a head's V fits)."""
   d = draw( st.sampled_from( [ 32, 64 ] ) )
   l = draw( st.sampled_from( [ x for x in ( 8, 16, 32, 64 ) if x <= d ] ) )
   hd = d * draw( st.integers( 1, 2 ) )
@@ -286,10 +297,12 @@ def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0 ):
                     vocab_size=draw( st.integers( 8, 200 ) ), n_positions=max_tokens )
   # small partial-sum buffers: matrices span several bands; small FIFOs:
   # a read longer than the FIFO is what needs the matrix instruction issued
+  fifo = draw( st.sampled_from( [ 4, 64 ] if deep else [ 1, 2, 4 ] ) )
   dfx = DFXConfig( d=d, l=l, cores=cores, psum_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
-                   weight_fifo_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
+                   weight_fifo_entries=fifo,
                    attn_head_pipeline=pipeline, proj_row_split=row_split, ln_fold=fold,
-                   weight_read_ahead=read_ahead )
+                   weight_read_ahead=read_ahead,
+                   dma_inst_queue=draw( st.sampled_from( [ 1, 8 ] ) ) if queue else 0 )
   positions = sorted( set( draw( st.lists( st.integers( 0, max_tokens - 1 ),
                                            min_size=1, max_size=2 ) ) ) | { max_tokens - 1 } )
   return gpt, dfx, cores, positions
@@ -301,7 +314,7 @@ def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0 ):
 # another count (a long run).  No shrinking: the failure message already
 # names the stuck instruction.
 EXAMPLES = int( os.environ.get( "DFX_DEADLOCK_EXAMPLES", 60 ) )
-checked = dict( shapes=0, programs=0, positions=set() )
+checked = dict( shapes=0, programs=0, positions=set(), pending=0 )
 
 
 @settings( max_examples=EXAMPLES, derandomize=True, deadline=None,
@@ -320,6 +333,7 @@ def check_deadlock_free( shape, seed ):
       prog, _ = emitter.step( core, pos % gpt.vocab_size, pos, want_logits=pos == positions[-1] )
       words = [ encode( i ) for i in prog ]
       weight_check( words, dfx )
+      checked["pending"] += fifo_bound( prog, dfx.l ) > 0
       try:
         runner.run( words )
       except Stuck as e:
@@ -357,12 +371,20 @@ VARIANTS = {
   # the weight reads moved ahead (weight_read_ahead=1), with or without the
   # heads pipelined
   "read_ahead": _variant( st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ) ),
+  # the pipelined heads with FIFOs that hold a head's V (DMA work in the
+  # softmax's wait)
+  "pipelined_deep": _variant( shapes( pipeline=1, deep=1 ) ),
+  # the read-ahead over MPU instructions (dma_inst_queue > 0), with deep
+  # FIFOs or small ones, the heads pipelined or not
+  "read_ahead_queue": _variant( st.one_of( shapes( read_ahead=1, queue=1 ),
+                                           shapes( read_ahead=1, queue=1, deep=1 ),
+                                           shapes( pipeline=1, read_ahead=1, queue=1, deep=1 ) ) ),
 }
 
 
 @pytest.mark.parametrize( "variant", list( VARIANTS ) )
 def test_emitted_programs_never_deadlock( variant ):
-  for k in ( "shapes", "programs" ):
+  for k in ( "shapes", "programs", "pending" ):
     checked[k] = 0
   checked["positions"].clear()
   try:
@@ -370,7 +392,10 @@ def test_emitted_programs_never_deadlock( variant ):
   finally:
     print( f"\ndeadlock property: {checked['shapes']} random shapes, "
            f"{len( checked['positions'] )} (shape, position) steps, "
-           f"{checked['programs']} core programs run to completion" )
+           f"{checked['programs']} core programs run to completion, "
+           f"{checked['pending']} of them with DMA work between a read and its matrix" )
+  if variant in ( "pipelined_deep", "read_ahead_queue" ):
+    assert checked["pending"] > 0, "no program relied on the FIFO's room"
 
 
 def test_a_split_weight_read_deadlocks():

@@ -48,6 +48,9 @@ OPTIONS = {
   # the test config's MPU takes a tile a cycle, its 4 channels half of one:
   # reads run ahead into a FIFO deep enough to hold them
   "weight_read_ahead": ( 1, "1", ( "weight_fifo_entries=64", ) ),
+  # the queue in front of the DMA, with the read-ahead that then moves reads
+  # over matrices (the base design has the read-ahead too)
+  "dma_inst_queue": ( 1, "8", ( "weight_read_ahead=1", "weight_fifo_entries=64" ) ),
 }
 # field: values the config refuses
 BAD = {
@@ -59,11 +62,12 @@ BAD = {
   "proj_row_split": ( 2, -1, "x", 1.0, True ),
   "ln_fold": ( 2, -1, "x", 1.0, True ),
   "weight_read_ahead": ( 2, -1, "x", 1.0, True ),
+  "dma_inst_queue": ( -1, "x", 1.0, True ),
 }
 # the options that change only cycles: their tokens and logits are the
 # default design's (the others' are their own numerics variant's)
 TIMING_ONLY = { "mpu_raster_walk", "mpu_post_bypass", "attn_head_pipeline", "vpu_max_tree",
-                "weight_read_ahead" }
+                "weight_read_ahead", "dma_inst_queue" }
 # the numerics variants whose order changes this model's logits (at d=32 a
 # reduction of the 64-wide residual has 2 chunks: 8 partials add them as
 # one running value does)

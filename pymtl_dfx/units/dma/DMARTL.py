@@ -17,6 +17,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 from ...isa import DmaOp as D
 from ...isa.fields import VECS_BITS
 from ...isa.formats import DmaInst
+from ...lib.fifo import FifoRTL
 from ..control.FootprintRTL import field
 from ..control.msgs import DoneMsg, InstMsg
 from ..memory.msgs import strb_type, word_type
@@ -243,8 +244,15 @@ class DMARTL( Component ):
     c = s.ctrl
     engines = [ s.hbm_rd, s.ddr_rd, s.hbm_wr, s.ddr_wr ]
 
-    c.inst_val //= s.inst.val;   c.inst_rdy //= s.inst.rdy
-    c.inst_msg //= s.inst.msg
+    if cfg.dma_inst_queue:
+      # the instructions queue in front of the control (`dma_inst_queue`)
+      s.inst_q = FifoRTL( InstMsg, cfg.dma_inst_queue )
+      s.inst_q.enq //= s.inst
+      inst = s.inst_q.deq
+    else:
+      inst = s.inst
+    c.inst_val //= inst.val;   c.inst_rdy //= inst.rdy
+    c.inst_msg //= inst.msg
     c.done_val //= s.done.val;   c.done_rdy //= s.done.rdy
     s.done.msg //= DoneMsg( 1 )
     c.rd_val //= s.rf_rd.val;    c.rd_rdy //= s.rf_rd.rdy

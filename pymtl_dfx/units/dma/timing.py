@@ -9,6 +9,8 @@ state-only outputs (`inst_rdy`, `done_pending`, `rf_rd_val`, `rf_wr_val`,
 `rf_rd_resp_rdy`), then `tick(...)` with the ports' final values.
 """
 
+from collections import deque
+
 from ...lib.tile_walker import TileWalkerCL
 from ..control.decode_cache import decoded
 from .DMAReadRTL import check_channels, read_sizes
@@ -238,14 +240,23 @@ class DMATiming:
     s.rd_left = s.rd_next = 0
     s.sel_ddr = s.sel_mpu = False
     s.rf_base = 0
+    s.inst_q = deque()       # cfg.dma_inst_queue words taken, not yet started
 
   # -- outputs from state ----------------------------------------------------------
 
   def busy_any( s ):
     return any( e.busy for e in ( *s.rd.values(), *s.wr.values() ) )
 
-  def inst_rdy( s ):
+  def engine_rdy( s ):
+    """The engines can start an instruction (DFX's inst.rdy)."""
     return not s.busy_any() and not s.done_pending and s.rd_left == 0
+
+  def inst_rdy( s ):
+    """inst.rdy: the engines are ready or, with `dma_inst_queue`, the queue
+    has room (`FifoRTL`'s rule: from state only)."""
+    if s.cfg.dma_inst_queue:
+      return len( s.inst_q ) < s.cfg.dma_inst_queue
+    return s.engine_rdy()
 
   def rf_rd_val( s ):
     return s.rd_left != 0
@@ -297,6 +308,14 @@ class DMATiming:
     channel -> word} or None (no data); rd_resp_data: the entry's elements
     (anything not None without data); inst_word: the word taken on inst
     this cycle (or None); rf_rd_fire: rf_rd's handshake."""
+    # with the queue, its head starts when the engines were ready at the
+    # start of the cycle (the FIFO's deq), and the word taken on inst joins
+    # the queue (visible the next cycle)
+    start = inst_word
+    if s.cfg.dma_inst_queue:
+      start = s.inst_q.popleft() if s.inst_q and s.engine_rdy() else None
+      if inst_word is not None:
+        s.inst_q.append( inst_word )
     fin = any( e.finish() for e in ( *s.rd.values(), *s.wr.values() ) )
     sends = { m: s.sent( m, req_rdy[m] ) for m in ( "hbm", "ddr" ) }
     for m, e in s.rd.items():
@@ -313,8 +332,8 @@ class DMATiming:
       n_resp = sum( 1 for v in resp_val[m] if v ) if e.busy else 0
       e.tick( sends[m], load, n_resp )
     s.done_pending = fin or ( s.done_pending and not done_rdy )
-    if inst_word is not None:        # the port: the state above has moved on
-      s.load( inst_word )
+    if start is not None:            # the port: the state above has moved on
+      s.load( start )
     elif rf_rd_fire:
       s.rd_next += 1
       s.rd_left -= 1

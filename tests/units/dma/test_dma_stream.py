@@ -194,6 +194,9 @@ CFGS = {
                   64, 160 ),
   "d64-raster": ( DFXConfig( d=64, l=4, hbm_channels=4, psum_entries=2, mpu_raster_walk=1 ),
                   128, 200 ),
+  # two instructions queued in front of the engines (`dma_inst_queue`)
+  "d32-queue": ( DFXConfig( d=32, l=2, hbm_channels=4, psum_entries=2, dma_inst_queue=2 ),
+                 64, 160 ),
 }
 
 
@@ -355,7 +358,7 @@ def random_program( cfg, depth, rng, n=12 ):
 
 
 @pytest.mark.parametrize( "name,seed", [ ( "d32", 1 ), ( "d32", 2 ), ( "d64", 3 ), ( "d8", 4 ),
-                                         ( "d32-raster", 5 ) ] )
+                                         ( "d32-raster", 5 ), ( "d32-queue", 6 ) ] )
 def test_dma_random_program( name, seed, level, cmdline_opts ):
   """Random instructions (every op, random addresses, sizes, rf entries and
   token positions) against dma_op; at RTL (Verilator) also CL == RTL."""
