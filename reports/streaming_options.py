@@ -8,7 +8,8 @@ The step is the report's breakdown step (context 96, with the logits).  An
 option alone is the default with only that field at the `streaming`
 profile's value; the cumulative rows add the options in `DESIGN_FIELDS`
 order up to the profile `streaming`, then `streaming-wide`'s wide MPU and
-deep weight FIFO, then its read-ahead (the whole `streaming-wide`).  The roofline is the step's
+deep weight FIFO, then its read-ahead and its DMA queue (the whole
+`streaming-wide`).  The roofline is the step's
 weights (`report.compute.weight_bytes`) over the cards' HBM bandwidth; its
 share is roofline / step.  Steps come from the performance model (CL-exact)
 through the step cache.  The tables go to stdout and
@@ -57,8 +58,11 @@ def rows():
                   [ f"{k}={on[ k ]}" for k in options[ :i ] ] ) )
   out[-1] = ( f"{out[-1][0]}: profile `{PROFILE}`", out[-1][1], out[-1][2] )
   out.append( ( "+ " + ", ".join( _sets( mpu ) ), "cumulative", _sets( { **on, **mpu } ) ) )
-  out.append( ( "+ " + ", ".join( _sets( ahead ) ) + f": profile `{WIDE}`", "cumulative",
-                _sets( wide ) ) )
+  keys = list( ahead )
+  for i, k in enumerate( keys ):      # the read-ahead, then the DMA queue
+    label = f"+ {k}={ahead[ k ]}" + ( f": profile `{WIDE}`" if i == len( keys ) - 1 else "" )
+    out.append( ( label, "cumulative",
+                  _sets( { **on, **mpu, **{ j: ahead[ j ] for j in keys[ :i + 1 ] } } ) ) )
   return out
 
 
