@@ -101,18 +101,21 @@ def test_docs_show_the_table():
 def test_every_design_option_has_its_cost_and_an_slr():
   """Each design option (`config.DESIGN_FIELDS`) either has its measured
   difference in `DESIGN_SYNTHESISED` or changes the compiler only; with the
-  profile `streaming` each such row is in the core's estimate and the
-  kernel's floorplan, and the totals move by exactly the differences."""
+  profile `streaming` and `streaming-wide`'s DMA queue each such row is in
+  the core's estimate and the kernel's floorplan, and the totals move by
+  exactly the differences."""
   from pymtl_dfx import profiles
   from pymtl_dfx.config import DESIGN_FIELDS
   from pymtl_dfx.sweep.resources import COMPILER_ONLY_OPTIONS, DESIGN_SYNTHESISED
   assert set( DESIGN_SYNTHESISED ) | set( COMPILER_ONLY_OPTIONS ) == set( DESIGN_FIELDS )
   assert not set( DESIGN_SYNTHESISED ) & set( COMPILER_ONLY_OPTIONS )
-  base, on = estimate_resources( DFXConfig() ), estimate_resources( profiles.config( "streaming" ) )
+  every = profiles.config( "streaming" ).replace(
+    dma_inst_queue=profiles.values( "streaming-wide" )["dma_inst_queue"] )
+  base, on = estimate_resources( DFXConfig() ), estimate_resources( every )
   names = { r["name"] for r in on["rows"] } - { r["name"] for r in base["rows"] }
   assert names == { f"design option: {k}" for k in DESIGN_SYNTHESISED }
   for k in RESOURCES:
     assert on["totals"][k] - base["totals"][k] == sum(
       diff.get( k, 0 ) for diff, _, _ in DESIGN_SYNTHESISED.values() ), k
-  slr_rows = { r["name"] for r in kr.kernel_resources( profiles.config( "streaming" ) )["rows"] }
+  slr_rows = { r["name"] for r in kr.kernel_resources( every )["rows"] }
   assert { f"core: {n}" for n in names } <= slr_rows
