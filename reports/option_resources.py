@@ -60,6 +60,15 @@ def post_registers( cfg ):
                    f"{width} bits each (counted: not synthesisable by pymtl3's Yosys backend)" )
 
 
+def _dma_queue( cfg ):
+  """The FIFO of DMA instructions in front of the DMA's control (none when
+  off: the control unit's issue port meets the DMA's)."""
+  from pymtl_dfx.lib.fifo import FifoRTL
+  from pymtl_dfx.units.control.msgs import InstMsg
+  return [ ( f"DMA instruction queue ({cfg.dma_inst_queue} x {InstMsg.nbits} bits)", 1,
+             lambda: FifoRTL( InstMsg, cfg.dma_inst_queue ) ) ]
+
+
 def _accumulator( cfg, partials ):
   if partials:
     from pymtl_dfx.units.vpu.VPUAccumPartialsRTL import VPUAccumPartialsRTL
@@ -99,6 +108,7 @@ CHANGED = {
   "mpu_raster_walk": ( 1, _walkers ),
   "reduce_partials": ( 8, _accumulator ),
   "vpu_max_tree": ( 1, _max_tree ),
+  "dma_inst_queue": ( 8, lambda cfg, on: _dma_queue( cfg ) if on else [] ),
 }
 # option -> counted resources (`post_registers`), for an option whose modules
 # Yosys cannot take

@@ -77,11 +77,9 @@ DESIGN_SYNTHESISED = {
                     "the VPU's comparator accumulator (VPUMaxAccumRTL) and its control with "
                     "the kind register - the control without; the max reductions' own tree "
                     "pipe counted (6 stages of 20 bits at d=64)" ),
-  "dma_inst_queue": ( dict( FF=8 * 128 + 8 ), "counted",
-                      "the DMA's instruction queue (lib.fifo.FifoRTL) at dma_inst_queue=8, the "
-                      "profile streaming-wide's: 8 registers of the 128-bit instruction and "
-                      "its head, tail and count (3 + 3 + 4 bits, rounded to 8); the read "
-                      "multiplexer not counted" ),
+  "dma_inst_queue": ( dict( LUT=406, FF=1034 ), "synthesised",
+                      "the DMA's instruction queue (lib.fifo.FifoRTL of 8 instructions of 128 "
+                      "bits, the profile streaming-wide's) - none" ),
 }
 
 # the design options that change the compiler only (no module, no row;
