@@ -35,7 +35,7 @@ import numpy as np
 from ..isa import ComputeOp as C, DmaOp as D, Kind, PostOp, RouterOp as R, make, op_of
 from ..lib.arith import ceil_div
 from .layout import HEAD_SET_REGS
-from .read_ahead import read_ahead
+from .read_ahead import read_ahead, read_tiles
 
 
 class StepEmitter:
@@ -233,7 +233,8 @@ class StepEmitter:
     if "scores.1" not in s.rf:
       return [ inst for j in range( s.Hc ) for inst in s.head( layer, j, core, pos ) ]
     parts = [ s.head_parts( layer, j, core, pos, s.head_regs( j ) ) for j in range( s.Hc ) ]
-    if s.Hc > 2 and s.v_fits_fifo( pos ):       # a head j + 2 to move
+    # a head j + 2 to move, and the FIFO holds a head's V (its read's tiles)
+    if s.Hc > 2 and read_tiles( parts[0][2][0], s.l ) <= s.lay.get( "weight_fifo_entries", 0 ):
       return s.heads_in_reduction_wait( parts )
     out = parts[0][0]
     for j in range( s.Hc ):
@@ -241,12 +242,6 @@ class StepEmitter:
         out += parts[ j + 1 ][0]          # the next head's score, on the other set
       out += parts[j][1] + parts[j][2]
     return out
-
-  def v_fits_fifo( s, pos ):
-    """Does one head's V (its tiles at context pos + 1) fit the weight FIFO?"""
-    T = pos + 1
-    entries = s.lay.get( "weight_fifo_entries", 0 )
-    return ceil_div( T, s.d ) * ceil_div( s.hd, s.l ) <= entries
 
   def heads_in_reduction_wait( s, parts ):
     """The pipelined heads with the DMA work off the softmax's path:
@@ -264,7 +259,7 @@ class StepEmitter:
     read before head j + 2's K^T, and p V(j) comes before scores(j + 2)).
     DMA instructions now sit between read V(j) and p V(j), so read V(j)
     must end before its matrix issues: V's tiles must fit in the weight
-    FIFO (`v_fits_fifo`; the older matrices in it drain without any
+    FIFO (`heads` checks; the older matrices in it drain without any
     younger instruction, as their instructions issued earlier)."""
     H = len( parts )
     out = list( parts[0][0] ) + ( list( parts[1][0] ) if H > 1 else [] )
