@@ -82,6 +82,8 @@ _FLAGS = (
   ("attn_head_pipeline", "heads one after another", "two register sets, pipelined"),
   ("proj_row_split", "c_proj split by columns", "by rows, an all-reduce per pair"),
   ("ln_fold", "LayerNorm, then c_attn", "ln_1 folded into c_attn"),
+  ("vpu_gelu", "GELU only as the MPU's post-op", "also a VPU GELU pipe"),
+  ("ln2_fold", "LayerNorm, then c_fc", "ln_2 folded into c_fc"),
   ("weight_read_ahead", "each weight read right before its matrix", "read ahead"),
 )
 
@@ -128,9 +130,17 @@ DESIGN_FIELDS = (
   "vpu_max_tree",
   "proj_row_split",
   "ln_fold",
+  "vpu_gelu",
+  "ln2_fold",
   "weight_read_ahead",
   "dma_inst_queue",
 )
+
+
+# The design options that need another on: field -> {field: value}.
+DESIGN_NEEDS = {
+  "ln2_fold": {"vpu_gelu": 1},        # GELU follows the fold's correction on the VPU
+}
 
 
 @dataclass(frozen=True)
@@ -260,6 +270,18 @@ class DFXConfig:
                statistics beside it, and a per-column correction with the
                weights' column sums and the folded bias follows
                (`numerics.fold_layernorm`, `numerics.fold_correct`)
+  vpu_gelu     0: GELU exists only as the MPU's post-op (DFX); 1: the VPU
+               also has d GELU lanes (`FP16GeluComb`, the MPU's table) behind
+               their own pipe of `vpu_gelu_latency`, for the op `gelu`; the
+               element-wise pipe keeps its depth, and a chunk waits until
+               the other pipes' results have left, so results leave in order
+  ln2_fold     each layer's ln_2 folded into c_fc (needs vpu_gelu: the
+               correction comes between the matrix and its GELU, so GELU
+               runs on the VPU): 0 LayerNorm, then c_fc with its post-op
+               GELU; 1 c_fc streams gamma-folded weights over the
+               un-normalised x while the VPU computes the statistics, then
+               the per-column correction and the VPU's gelu (the numerics
+               of `ln_fold` for ln_2, then `numerics.gelu`)
   weight_read_ahead  the compiler's place of each matrix's weight read (no
                    hardware change, the numerics are the same): 0 right
                    before its matrix; 1 moved up, with the DDR reads between,
@@ -320,6 +342,8 @@ class DFXConfig:
   vpu_max_tree: int = 0
   proj_row_split: int = 0
   ln_fold: int = 0
+  vpu_gelu: int = 0
+  ln2_fold: int = 0
   weight_read_ahead: int = 0
   dma_inst_queue: int = 0
 
@@ -361,6 +385,11 @@ class DFXConfig:
              isinstance(value, int) and not isinstance(value, bool) and value in (0, 1),
              f"must be 0 ({off}) or 1 ({on})")
     if not errors:
+      for name, needs in DESIGN_NEEDS.items():
+        missing = [f"{k}={v}" for k, v in needs.items() if getattr(self, k) != v]
+        _check(errors, name, getattr(self, name),
+               getattr(self, name) == getattr(DFXConfig, name) or not missing,
+               f"needs {', '.join(missing)}")
       _check(errors, "hbm_stream_efficiency", self.hbm_stream_efficiency,
              self.hbm_stream_efficiency <= 1, "must be at most 1: a fraction of the channel's rate")
       _check(errors, "hbm_refresh_ns", self.hbm_refresh_ns,
@@ -452,6 +481,11 @@ class DFXConfig:
     return max(self.fp_add_latency, self.fp_mul_latency, self.fp_recip_latency,
                self.fp_rsqrt_latency, self.fp_exp_latency,
                self.fp_invpow2_latency)
+
+  @property
+  def vpu_gelu_latency(self) -> int:
+    """The VPU's GELU pipe (`vpu_gelu`=1): the GELU table's depth."""
+    return self.fp_gelu_latency
 
   @property
   def vpu_reduce_step_latency(self) -> int:

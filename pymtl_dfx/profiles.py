@@ -98,7 +98,9 @@ def _streaming():
           reduce_partials=8,              # a reduction takes a chunk a cycle
           vpu_max_tree=1,                 # a max reduction through comparators, not the adder
           proj_row_split=1,               # an all-reduce per pair of matrices, not two gathers
-          ln_fold=1 ) )                   # ln_1's statistics beside c_attn
+          ln_fold=1,                      # ln_1's statistics beside c_attn
+          vpu_gelu=1,                     # GELU also on the VPU, in its own pipe
+          ln2_fold=1 ) )                  # ... so ln_2's statistics run beside c_fc
 
 
 def _streaming_wide():

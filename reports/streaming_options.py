@@ -6,7 +6,7 @@ paper's design (the default configuration) and the HBM roofline.
 
 The step is the report's breakdown step (context 96, with the logits).  An
 option alone is the default with only that field at the `streaming`
-profile's value; the cumulative rows add the options in `DESIGN_FIELDS`
+profile's value (and the options it needs, `config.DESIGN_NEEDS`); the cumulative rows add the options in `DESIGN_FIELDS`
 order up to the profile `streaming`, then `streaming-wide`'s wide MPU and
 deep weight FIFO, then its read-ahead and its DMA queue (the whole
 `streaming-wide`).  The roofline is the step's
@@ -27,7 +27,7 @@ sys.path.insert( 0, str( ROOT ) )
 
 from pymtl_dfx import profiles  # noqa: E402
 from pymtl_dfx.atomic import write_text  # noqa: E402
-from pymtl_dfx.config import DESIGN_FIELDS  # noqa: E402
+from pymtl_dfx.config import DESIGN_FIELDS, DESIGN_NEEDS  # noqa: E402
 from pymtl_dfx.perf.sampled import StepCache, default_cache_dir, time_many  # noqa: E402
 from pymtl_dfx.report import compute, figures  # noqa: E402
 from pymtl_dfx.report.plan import PAPER  # noqa: E402
@@ -48,7 +48,9 @@ def rows():
   on, wide = profiles.values( PROFILE ), profiles.values( WIDE )
   options = [ k for k in DESIGN_FIELDS if k in on ]
   out = [ ( "default (the paper's design)", "-", [] ) ]
-  out += [ ( f"{k}={on[ k ]}", "alone", [ f"{k}={on[ k ]}" ] ) for k in options ]
+  for k in options:       # with the options it needs (`config.DESIGN_NEEDS`)
+    alone = { **DESIGN_NEEDS.get( k, {} ), k: on[ k ] }
+    out.append( ( ", ".join( _sets( alone ) ), "alone", _sets( alone ) ) )
   extra = { k: v for k, v in wide.items() if k not in on }
   ahead = { k: v for k, v in extra.items() if k in DESIGN_FIELDS }
   mpu = { k: v for k, v in extra.items() if k not in DESIGN_FIELDS }

@@ -110,34 +110,54 @@ class StepEmitter:
       s.vec( C.RSQRT, rf["s2"], rf["s2"], 1 ),
     ]
 
-  def folded_qkv( s, layer ):
-    """ln_1 folded into c_attn (`ln_fold`, `numerics.fold_correct`) as
-    [(op class, instructions)]: c_attn's gamma-folded weights on the
-    un-normalised x (an MM: the folded bias comes after the correction),
-    then the statistics, which issue while the MPU runs (in-order issue:
-    the matrix only needs x and qkv, the statistics x and their scratch
-    registers), then the per-column correction on qkv.  The DDR reads of
-    c and the folded bias come after the statistics: the in-order DMA
-    takes them once the weight stream is done, and the statistics must not
-    wait behind them.  The column sums' product with the mean needs no
-    matrix output, so it runs while the matrix drains."""
+  def folded( s, mat_cls, matrix, dst, cols, csum, bias ):
+    """A LayerNorm folded into the matrix that follows it (`ln_fold`,
+    `ln2_fold`; `numerics.fold_correct`) as [(op class, instructions)]: the
+    gamma-folded weights on the un-normalised x (an MM: the folded bias
+    comes after the correction) into `dst`, then the statistics, which issue
+    while the MPU runs (in-order issue: the matrix only needs x and dst, the
+    statistics x and their scratch registers), then the per-column
+    correction on dst.  `csum`, `bias`: (register, DDR region) of the
+    weights' column sums and the folded bias.  Their DDR reads come after
+    the statistics: the in-order DMA takes them once the weight stream is
+    done, and the statistics must not wait behind them.  The column sums'
+    product with the mean needs no matrix output, so it runs while the
+    matrix drains."""
     rf, E = s.rf, s.E
-    cols = 3 * s.Hc * s.hd
+    ( c_reg, c_region ), ( b_reg, b_region ) = csum, bias
     return [
-      ( "attention", [
-        s.weight_stream( f"h{layer}.c_attn" ),
-        make( C.MM, dst=rf["qkv"], src1=rf["x"], rows=E, cols=cols ),
+      ( mat_cls, [
+        s.weight_stream( matrix ),
+        make( C.MM, dst=dst, src1=rf["x"], rows=E, cols=cols ),
       ] ),
       ( "layernorm", s.layernorm_stats_vpu( rf["x"] ) + [
         s.vec( C.MUL, rf["s3"], rf["s1"], 1, rf["s2"] ),
-        s.ddr_read( rf["c_qkv"], f"h{layer}.c_qkv", cols ),
-        s.ddr_read( rf["b_qkv"], f"h{layer}.b_qkv", cols ),
-        s.vec( C.MUL, rf["c_qkv"], rf["c_qkv"], cols, rf["s0"], bcast=True ),
-        s.vec( C.SUB, rf["qkv"], rf["qkv"], cols, rf["c_qkv"] ),
-        s.vec( C.MUL, rf["qkv"], rf["qkv"], cols, rf["s3"], bcast=True ),
-        s.vec( C.ADD, rf["qkv"], rf["qkv"], cols, rf["b_qkv"] ),
+        s.ddr_read( c_reg, c_region, cols ),
+        s.ddr_read( b_reg, b_region, cols ),
+        s.vec( C.MUL, c_reg, c_reg, cols, rf["s0"], bcast=True ),
+        s.vec( C.SUB, dst, dst, cols, c_reg ),
+        s.vec( C.MUL, dst, dst, cols, rf["s3"], bcast=True ),
+        s.vec( C.ADD, dst, dst, cols, b_reg ),
       ] ),
     ]
+
+  def folded_qkv( s, layer ):
+    """ln_1 folded into c_attn (`ln_fold`): `folded` into qkv."""
+    rf, cols = s.rf, 3 * s.Hc * s.hd
+    return s.folded( "attention", f"h{layer}.c_attn", rf["qkv"], cols,
+                     ( rf["c_qkv"], f"h{layer}.c_qkv" ), ( rf["b_qkv"], f"h{layer}.b_qkv" ) )
+
+  def folded_fc( s, layer, core, gather ):
+    """ln_2 folded into c_fc (`ln2_fold`): `folded` into this core's
+    segment of f, then the VPU's GELU on it (the correction comes between
+    the matrix and its GELU, so no post-op), then the all-gather unless
+    `gather` is False (a row split's input)."""
+    rf, seg = s.rf, s.split["fc"]
+    dst = rf["f"] + core * s.ents( seg )
+    out = s.folded( "ffn", f"h{layer}.c_fc", dst, seg,
+                    ( rf["cs_fc"], f"h{layer}.cs_fc" ), ( rf["b_fc"], f"h{layer}.b_fc" ) )
+    return out + [ ( "ffn", [ s.vec( C.GELU, dst, dst, seg ) ]
+                     + ( [ make( R.SYNC, rf=rf["f"], len=seg ) ] if gather else [] ) ) ]
 
   def column_slice( s, layer, name, src, rows, out_reg, split_key, bias_region,
                     core, post=PostOp.NONE, gather=True ):
@@ -331,9 +351,13 @@ class StepEmitter:
         add( "attention", s.column_slice( i, "attn_proj", rf["a"], s.A, rf["o"], "attn_proj",
                                           f"h{i}.b_o", core ) )
       add( "residual", [ s.vec( C.ADD, rf["x"], rf["x"], E, rf["o"] ) ] )
-      add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" ) )
-      add( "ffn", s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
-                                  post=PostOp.GELU, gather=not row_split ) )
+      if "cs_fc" in rf:             # the layout of ln2_fold
+        for cls, insts in s.folded_fc( i, core, gather=not row_split ):
+          add( cls, insts )
+      else:
+        add( "layernorm", s.layernorm( rf["x"], rf["h"], f"h{i}.ln_2.g", f"h{i}.ln_2.b" ) )
+        add( "ffn", s.column_slice( i, "c_fc", rf["h"], E, rf["f"], "fc", f"h{i}.b_fc", core,
+                                    post=PostOp.GELU, gather=not row_split ) )
       if row_split:     # this core's c_fc columns times the matching rows
         seg = s.split["fc"]
         add( "ffn", s.row_slice( i, "mlp_proj", rf["f"] + core * s.ents( seg ), seg, rf["m"],

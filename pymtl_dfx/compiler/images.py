@@ -4,6 +4,7 @@ import numpy as np
 
 from .. import numerics
 from ..lib.arith import ceil_div
+from .layout import unfolded_layernorms
 from .partition import Partition
 from .tiling import to_grid
 
@@ -92,9 +93,13 @@ def build_images( weights16, dfx, layout, core ):
         ddr.put( regions[ f"h{i}.{bias_key}" ], p( wname + ".bias" ) )
         continue
       lo, hi = split.real( core )
-      stream( f"h{i}.{name}", _columns( p( wname + ".weight" ), lo, hi, split.seg ) )
-      ddr.put( regions[ f"h{i}.{bias_key}" ], _columns( p( wname + ".bias" ), lo, hi, split.seg ) )
-    for ln in ( "ln_2", ) if dfx.ln_fold else ( "ln_1", "ln_2" ):
+      w, b = p( wname + ".weight" ), p( wname + ".bias" )
+      if name == "c_fc" and dfx.ln2_fold:
+        w, c_fc, b = numerics.fold_layernorm( p( "ln_2.weight" ), p( "ln_2.bias" ), w, b )
+        ddr.put( regions[ f"h{i}.cs_fc" ], _columns( c_fc, lo, hi, split.seg ) )
+      stream( f"h{i}.{name}", _columns( w, lo, hi, split.seg ) )
+      ddr.put( regions[ f"h{i}.{bias_key}" ], _columns( b, lo, hi, split.seg ) )
+    for ln in unfolded_layernorms( dfx ):
       ddr.put( regions[ f"h{i}.{ln}.g" ], p( ln + ".weight" ) )
       ddr.put( regions[ f"h{i}.{ln}.b" ], p( ln + ".bias" ) )
 

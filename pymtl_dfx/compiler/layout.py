@@ -25,7 +25,9 @@ DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
   constants, and the logits output slot.
   With `ln_fold` a layer has no ln_1 parameters: c_attn's weights are
   gamma-folded, b_qkv holds the folded bias and c_qkv the folded weights'
-  column sums (`numerics.fold_layernorm`), this core's columns.
+  column sums (`numerics.fold_layernorm`), this core's columns; with
+  `ln2_fold` likewise no ln_2 parameters: b_fc holds c_fc's folded bias and
+  cs_fc its column sums.
 """
 
 from ..config import DFXConfig, GPT2Config
@@ -52,6 +54,13 @@ class Allocator:
 # softmax's two scalars); `attn_head_pipeline` gives a second set of them,
 # named with the suffix ".1".
 HEAD_SET_REGS = ( "scores", "probs", "s0", "s1" )
+
+
+def unfolded_layernorms( dfx ):
+  """A layer's LayerNorms whose parameters the DDR holds (a folded one's
+  live in its matrix's weights, column sums and bias)."""
+  return tuple( ln for ln, folded in ( ( "ln_1", dfx.ln_fold ), ( "ln_2", dfx.ln2_fold ) )
+                if not folded )
 
 
 def words_of_vectors( n_vectors, dfx ):
@@ -100,6 +109,9 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
     # ln_1 folded into c_attn: the weights' column sums (the folded bias goes
     # into b_qkv), after every other region so the rest is the default's
     rf.take( "c_qkv", ents( 3 * Hc * hd ) )
+  if dfx.ln2_fold:
+    # ln_2 folded into c_fc: its column sums (the folded bias goes into b_fc)
+    rf.take( "cs_fc", ents( part.fc.seg ) )
 
   # HBM (words): weight streams, then K/V caches
   hbm = Allocator()
@@ -135,14 +147,16 @@ def plan_layout( gpt: GPT2Config, dfx: DFXConfig, cores: int, max_tokens: int = 
   ddr.take( "wte", gpt.vocab_size * row_words )
   ddr.take( "wpe", gpt.n_positions * row_words )
   for i in range( gpt.n_layer ):
-    # with ln_fold, ln_1's gamma and beta live in c_attn's weights, c_qkv and b_qkv
-    for name in ( "ln_2.g", "ln_2.b" ) if dfx.ln_fold else ( "ln_1.g", "ln_1.b", "ln_2.g", "ln_2.b" ):
-      ddr.take( f"h{i}.{name}", row_words )
+    for ln in unfolded_layernorms( dfx ):
+      for name in ( "g", "b" ):
+        ddr.take( f"h{i}.{ln}.{name}", row_words )
     ddr.take( f"h{i}.b_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
     if dfx.ln_fold:
       ddr.take( f"h{i}.c_qkv", words_of_vectors( ents( 3 * Hc * hd ), dfx ) )
     ddr.take( f"h{i}.b_o", words_of_vectors( ents( o_shape[1] ), dfx ) )
     ddr.take( f"h{i}.b_fc", words_of_vectors( ents( part.fc.seg ), dfx ) )
+    if dfx.ln2_fold:
+      ddr.take( f"h{i}.cs_fc", words_of_vectors( ents( part.fc.seg ), dfx ) )
     ddr.take( f"h{i}.b_m", words_of_vectors( ents( m_shape[1] ), dfx ) )
   ddr.take( "ln_f.g", row_words )
   ddr.take( "ln_f.b", row_words )

@@ -39,7 +39,10 @@ conv1d: the FP16 sum in core order of each core's matvec, then the bias.  With
 (`numerics.fold_layernorm` once, then per token
 qkv = fold_correct(matvec(x, W', d), x, c, b', eps, d)); the trace then has
 "h{i}.c_attn_z" (the matrix's output on the un-normalised x) where it has
-"h{i}.ln_1" otherwise.  No
+"h{i}.ln_1" otherwise.  With `DFXConfig.ln2_fold`, ln_2 and c_fc are folded
+the same way and GELU follows the correction
+(f = gelu(fold_correct(matvec(x, W'), x, c, b', eps, d))); the trace has
+"h{i}.c_fc_z" where it has "h{i}.ln_2" otherwise.  No
 causal mask is needed: the cache holds only positions <= t.  The LM head runs
 only when logits are asked for (the hardware skips it for prompt tokens other
 than the last).
@@ -151,19 +154,22 @@ class DFXForward:
     self.row_split = _row_split(cfg, self.dfx)
     o_rows, m_rows = (self.row_split.attn, self.row_split.fc) if self.row_split else (None, None)
     self.layers = []
+    def folded(i, ln, name, on):
+      """(LayerNorm's parameters, the matrix, its fold's (c, b') or None)."""
+      gb = (w16.layer(i, ln + ".weight"), w16.layer(i, ln + ".bias"))
+      if not on:
+        return gb, lin(i, name), None
+      wf, c, bf = numerics.fold_layernorm(*gb, w16.layer(i, name + ".weight"),
+                                          w16.layer(i, name + ".bias"))
+      return gb, _Linear(wf, None, d, threads), (c, bf)
     for i in range(cfg.n_layer):
-      ln_1 = (w16.layer(i, "ln_1.weight"), w16.layer(i, "ln_1.bias"))
-      if self.dfx.ln_fold:
-        wf, c, bf = numerics.fold_layernorm(*ln_1, w16.layer(i, "attn.c_attn.weight"),
-                                            w16.layer(i, "attn.c_attn.bias"))
-        c_attn, fold = _Linear(wf, None, d, threads), (c, bf)
-      else:
-        c_attn, fold = lin(i, "attn.c_attn"), None
+      ln_1, c_attn, fold_1 = folded(i, "ln_1", "attn.c_attn", self.dfx.ln_fold)
+      ln_2, c_fc, fold_2 = folded(i, "ln_2", "mlp.c_fc", self.dfx.ln2_fold)
       self.layers.append(dict(
-        ln_1=ln_1, ln_1_fold=fold,
+        ln_1=ln_1, ln_1_fold=fold_1,
         c_attn=c_attn, attn_proj=lin(i, "attn.c_proj", o_rows),
-        ln_2=(w16.layer(i, "ln_2.weight"), w16.layer(i, "ln_2.bias")),
-        c_fc=lin(i, "mlp.c_fc"), mlp_proj=lin(i, "mlp.c_proj", m_rows)))
+        ln_2=ln_2, ln_2_fold=fold_2,
+        c_fc=c_fc, mlp_proj=lin(i, "mlp.c_proj", m_rows)))
     self.ln_f = (w16["ln_f.weight"], w16["ln_f.bias"])
     # wte^T (or the untied lm_head.weight^T): [E, vocab]
     self.lm_head = _Linear(w16.lm_head.T, None, d, threads)
@@ -206,12 +212,26 @@ class DFXForward:
     out[:a.size] = a
     return out
 
-  def _padded_fc(self, h, f):
+  def _padded_fc(self, f, pad):
     """gelu(c_fc) as the cores hold their segments with proj_row_split: the
-    padding columns (all-zero weights and bias) computed as the MPU does."""
-    pad = numerics.gelu(numerics.conv1d(h, np.zeros((h.size, 1), F16), np.zeros(1, F16),
-                                        self.dfx.d))
-    return np.concatenate([f, np.full(self.row_split.fc.pad, pad[0], F16)])
+    padding columns' value `pad` after the real ones."""
+    return np.concatenate([f, np.full(self.row_split.fc.pad, pad, F16)])
+
+  def _fc(self, p, x, h, rec, i):
+    """gelu(c_fc) of the layer after its residual x (h: ln_2's output when
+    ln_2 is not folded), and the value of a padding column (all-zero
+    weights, bias and, folded, column sum), computed as the cores do."""
+    d, eps, rp = self.dfx.d, self.eps, self.dfx.reduce_partials
+    zero_w, zero = np.zeros((x.size, 1), F16), np.zeros(1, F16)
+    if p["ln_2_fold"] is None:
+      fc = p["c_fc"](h)
+      pad = numerics.conv1d(h, zero_w, zero, d)
+    else:
+      z = p["c_fc"](x)
+      fc = numerics.fold_correct(z, x, *p["ln_2_fold"], eps, d, rp)
+      pad = numerics.fold_correct(numerics.matvec(x, zero_w, d), x, zero, zero, eps, d, rp)
+      rec(f"h{i}.c_fc_z", z)
+    return fc, numerics.gelu(fc), numerics.gelu(pad)[0]
 
   def step(self, token_id, logits=True, trace=None):
     """Process the token at the next position; return logits if asked.
@@ -240,12 +260,13 @@ class DFXForward:
       x = numerics.add(x, o)
       rec(f"h{i}.qkv", qkv); rec(f"h{i}.attn", a)
       rec(f"h{i}.attn_proj", o); rec(f"h{i}.x_attn", x)
-      h = numerics.layernorm(x, *p["ln_2"], eps, d, rp)
-      fc = p["c_fc"](h)
-      f = numerics.gelu(fc)
-      m = p["mlp_proj"](self._padded_fc(h, f) if self.row_split else f)
+      h = None if p["ln_2_fold"] else numerics.layernorm(x, *p["ln_2"], eps, d, rp)
+      fc, f, pad = self._fc(p, x, h, rec, i)
+      m = p["mlp_proj"](self._padded_fc(f, pad) if self.row_split else f)
       x = numerics.add(x, m)
-      rec(f"h{i}.ln_2", h); rec(f"h{i}.fc", fc); rec(f"h{i}.gelu", f)
+      if h is not None:
+        rec(f"h{i}.ln_2", h)
+      rec(f"h{i}.fc", fc); rec(f"h{i}.gelu", f)
       rec(f"h{i}.mlp", m)
       rec(f"h{i}.x_out", x)
     self.pos += 1

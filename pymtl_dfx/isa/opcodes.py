@@ -63,10 +63,22 @@ class ComputeOp(_Documented):
                     "LayerNorm deviations so their squares stay finite)")
   REDMAXABS = 0x1B, ("dst[0] = max of |src1[0:len]| (reduce-max of magnitudes: "
                      "the LayerNorm pre-scale needs max|x - mean|)")
+  GELU     = 0x1C, ("dst = gelu(src1), element-wise (the numerics table, as the "
+                    "MPU's post-op GELU; only on a VPU with DFXConfig.vpu_gelu)")
 
   @property
   def on_vpu(self) -> bool:
     return bool(self.value & VPU_BIT)
+
+  @property
+  def option(self):
+    """The DFXConfig design option a unit needs to run this op (None: every
+    DFX core runs it)."""
+    return _OP_OPTIONS.get(self)
+
+  def runs_on(self, cfg) -> bool:
+    """Whether a core of `cfg` (a DFXConfig) runs this op."""
+    return self.option is None or bool(getattr(cfg, self.option))
 
   # The VPU's opcode groups, defined here once: which operand streams an op
   # takes and how many results it writes.  The models, the footprint, the
@@ -101,6 +113,10 @@ class ComputeOp(_Documented):
     """The members with property `prop` (e.g. "is_binary"), in value order:
     a group as one constant, for sampling, sets and the RTL's masks."""
     return tuple(op for op in cls if getattr(op, prop))
+
+
+# Opcodes only a core with a design option on runs: (op, DFXConfig field).
+_OP_OPTIONS = {ComputeOp.GELU: "vpu_gelu"}
 
 
 class DmaOp(_Documented):

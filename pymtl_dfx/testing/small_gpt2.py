@@ -8,6 +8,7 @@ reference, and a generation on the appliance at a level
 profile, or
 `model="partials"`: `GPT` with `reduce_partials=4`, or `model="rowsplit"`:
 `GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`,
+or `model="ln2fold"`: `GPT` with `ln2_fold=1` (and `vpu_gelu=1`),
 or `model="read_ahead"`: `GPT` with `weight_read_ahead=1`, l=32 and a
 64-tile weight FIFO) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
@@ -72,6 +73,9 @@ MODELS = {
   "rowsplit": ( GPT, PROMPT, NEW, dict( proj_row_split=1 ), True ),
   # ln_1 folded into c_attn (a numerics variant and a compiler option)
   "lnfold": ( GPT, PROMPT, NEW, dict( ln_fold=1 ), True ),
+  # ln_2 folded into c_fc, its GELU on the VPU (a numerics variant and a
+  # compiler option on the VPU's GELU pipe)
+  "ln2fold": ( GPT, PROMPT, NEW, dict( vpu_gelu=1, ln2_fold=1 ), True ),
   # the weight reads moved ahead, for an MPU twice the HBM's rate (l=32 at
   # d=32 on 4 channels) and a FIFO that holds what streams meanwhile
   "read_ahead": ( GPT, PROMPT, NEW, dict( weight_read_ahead=1, l=32, weight_fifo_entries=64 ),

@@ -2,7 +2,7 @@
 
 Every core's program for a step of random small models (also with the
 heads pipelined, `attn_head_pipeline`, with the c_proj matrices split by
-rows, `proj_row_split`, and with ln_1 folded, `ln_fold`) is run through the
+rows, `proj_row_split`, and with ln_1 and ln_2 folded, `ln_fold`, `ln2_fold`) is run through the
 real control unit (ControlUnitCL, scoreboard on) with abstract execution
 units that move no data but keep the one coupling between units that can
 deadlock an in-order core: the weight stream.
@@ -273,12 +273,12 @@ class Runner:
 # -- the property -------------------------------------------------------------
 
 @st.composite
-def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0, queue=0, deep=0 ):
+def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0, queue=0, deep=0, fold2=0 ):
   """(gpt, dfx, cores, positions) of a small model the compiler accepts;
   `pipeline`: attn_head_pipeline (1: at least 2 heads per core, so the
   heads' pipelined order is what runs); `row_split`: proj_row_split (on 2
   or 4 cores, so the all-reduces are what runs); `fold`: ln_fold (no draw
-  of its own); `read_ahead`: weight_read_ahead; `queue`: a dma_inst_queue
+  of its own); `fold2`: ln2_fold (with the VPU's GELU); `read_ahead`: weight_read_ahead; `queue`: a dma_inst_queue
   (the read-ahead then passes MPU instructions while the FIFO holds their
   tiles; the abstract DMA still takes one instruction at a time, the
   stricter case); `deep`: weight FIFOs of 4 or 64 tiles (the pipelined
@@ -301,6 +301,7 @@ def shapes( draw, pipeline=0, row_split=0, fold=0, read_ahead=0, queue=0, deep=0
   dfx = DFXConfig( d=d, l=l, cores=cores, psum_entries=draw( st.sampled_from( [ 1, 2, 4 ] ) ),
                    weight_fifo_entries=fifo,
                    attn_head_pipeline=pipeline, proj_row_split=row_split, ln_fold=fold,
+                   ln2_fold=fold2, vpu_gelu=fold2,
                    weight_read_ahead=read_ahead,
                    dma_inst_queue=draw( st.sampled_from( [ 1, 8 ] ) ) if queue else 0 )
   positions = sorted( set( draw( st.lists( st.integers( 0, max_tokens - 1 ),
@@ -368,6 +369,11 @@ VARIANTS = {
   # ln_1 folded into c_attn (ln_fold=1): the DDR reads of c and the folded
   # bias wait behind the weight stream in the DMA while the matrix runs
   "folded": _variant( shapes( fold=1 ) ),
+  # ln_2 folded into c_fc too (ln2_fold=1), alone, with the row split, and
+  # with the read-ahead over matrices
+  "folded_both": _variant( st.one_of( shapes( fold=1, fold2=1 ),
+                                      shapes( fold2=1, row_split=1 ),
+                                      shapes( fold=1, fold2=1, read_ahead=1, queue=1, deep=1 ) ) ),
   # the weight reads moved ahead (weight_read_ahead=1), with or without the
   # heads pipelined
   "read_ahead": _variant( st.one_of( shapes( read_ahead=1 ), shapes( pipeline=1, read_ahead=1 ) ) ),

@@ -27,7 +27,7 @@ gpt2-xl-dfx-1600).
 --test-verilog, as the whole Verilated appliance on 1 and 4 cores: the
 DFX-numerics reference at that config, CL's cycles, perf == CL.
 `test_compiler_option` runs compiler options alone at fl and cl on 1 and 2
-cores against their own DFX-numerics reference: ln_fold=1, the weight
+cores against their own DFX-numerics reference: ln_fold=1, ln2_fold=1, the weight
 reads moved ahead, and six heads whose pipelined order puts DMA work in
 the softmax's wait.
 
@@ -239,11 +239,12 @@ def test_interleaved_reductions():
 
 # compiler options on 1 and 2 cores (4 cores run in test_streaming_profile):
 # (model, do its numerics differ from the default's): ln_1 folded into
-# c_attn (a numerics variant); the weight reads moved ahead with l=32 and a
+# c_attn and ln_2 into c_fc (numerics variants); the weight reads moved ahead with l=32 and a
 # 64-tile FIFO; six heads under `streaming`, whose pipelined heads put head
 # j + 2's DMA work in softmax(j)'s wait (the program needs the FIFO to hold
 # a head's V, `read_ahead.fifo_bound`)
-OPTION_MODELS = [ ( "lnfold", True ), ( "read_ahead", False ), ( "heads", False ) ]
+OPTION_MODELS = [ ( "lnfold", True ), ( "ln2fold", True ), ( "read_ahead", False ),
+                  ( "heads", False ) ]
 
 
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
