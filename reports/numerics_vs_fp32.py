@@ -24,6 +24,8 @@ column splits of DFX do not change a bit, the row split of
 --set proj_row_split=1 does (its partials are summed over N cores).
 
 "name:N" runs N generated tokens for that model instead of --tokens.
+The model "tiny-english" is the shipped checkpoint (its own weights; the
+seed then picks only the prompt).
 """
 
 import argparse
@@ -37,7 +39,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from pymtl_dfx.config import DFXConfig, gpt2_preset  # noqa: E402
 from pymtl_dfx.gpt2 import (DFXForward, ReferenceModel, generate,  # noqa: E402
-                            greedy_token, random_weights)
+                            greedy_token, load_checkpoint, random_weights)
+from pymtl_dfx.models import TINY_ENGLISH  # noqa: E402
 
 U = 2.0 ** -11
 
@@ -91,7 +94,8 @@ def main(argv=None):
 
   sets = f", {', '.join(args.set)}" if args.set else ""
   cores = f", {args.cores} cores" if args.cores != 1 else ""
-  print(f"DFX numerics (d={args.d}{cores}{sets}) vs FP32, random GPT-2 weights, prompt "
+  print(f"DFX numerics (d={args.d}{cores}{sets}) vs FP32, random GPT-2 weights "
+        "(tiny-english: the shipped checkpoint's), prompt "
         f"{args.prompt_len} random tokens, greedy")
   print()
   print("| model | seed | steps | max abs FP32 logit | max abs diff | err / (u S) "
@@ -100,11 +104,11 @@ def main(argv=None):
   for spec in args.models:
     name, _, n = spec.partition(":")
     n_new = int(n) if n else args.tokens
-    cfg = gpt2_preset(name)
+    shipped = load_checkpoint(TINY_ENGLISH) if name == "tiny-english" else None
     for seed in args.seeds:
       t = time.perf_counter()
-      r = compare(random_weights(cfg, seed), seed, args.prompt_len, n_new,
-                  dfx_config, args.threads)
+      weights = shipped or random_weights(gpt2_preset(name), seed)
+      r = compare(weights, seed, args.prompt_len, n_new, dfx_config, args.threads)
       print(f"| {name} | {seed} | {r['steps']} | {r['max_logit']:.3f} | "
             f"{r['max_diff']:.2e} | {r['ratio']:.1f} | "
             f"{r['agree']}/{r['steps']} ({r['agree'] / r['steps']:.0%}) | "

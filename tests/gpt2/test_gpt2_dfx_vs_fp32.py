@@ -69,17 +69,19 @@ def _check(rows, min_agreement=0.9, factor=BOUND_FACTOR):
   return agree
 
 
-# DFX's numerics, and with ln_1 folded into c_attn (`numerics.fold`): the same bound
-LN_FOLD = [0, 1]
+# DFX's numerics, with ln_1 folded into c_attn, and with ln_2 folded into
+# c_fc too (`numerics.fold`): the same bound
+LN_FOLD = [{}, dict(ln_fold=1), dict(ln_fold=1, ln2_fold=1, vpu_gelu=1)]
+FOLD_IDS = ["unfolded", "ln_1", "ln_1+ln_2"]
 
 
-@pytest.mark.parametrize("ln_fold", LN_FOLD)
+@pytest.mark.parametrize("ln_fold", LN_FOLD, ids=FOLD_IDS)
 @pytest.mark.parametrize("cfg", [CFG, NARROW_ATTN], ids=lambda c: c.name)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_close_to_fp32_teacher_forced(seed, cfg, ln_fold):
   weights = random_weights(cfg, seed)
   ids = np.random.default_rng(seed + 100).integers(0, cfg.vocab_size, STEPS)
-  _check(_compare(weights, ids, DFXConfig(ln_fold=ln_fold)), factor=bound_factor(cfg))
+  _check(_compare(weights, ids, DFXConfig(**ln_fold)), factor=bound_factor(cfg))
 
 
 def test_bound_catches_a_dropped_bias():
@@ -93,13 +95,14 @@ def test_bound_catches_a_dropped_bias():
     _check(rows, min_agreement=0.0)
 
 
-@pytest.mark.parametrize("ln_fold", LN_FOLD)
+@pytest.mark.parametrize("ln_fold", LN_FOLD, ids=FOLD_IDS)
 def test_outlier_dimensions_stay_finite_and_close(ln_fold):
   """Residual dims of magnitude ~1e3, as real GPT-2 has (dims 138, 378, 447
   of gpt2-small).  Their squares (1e6) overflow FP16: a naive LayerNorm
   would give inf/NaN; numerics' pre-scaled LayerNorm must not (folded
-  into c_attn too, whose matrix then runs on the outliers themselves)."""
-  dfx_config = DFXConfig(ln_fold=ln_fold)
+  into c_attn and c_fc too, whose matrices then run on the outliers
+  themselves)."""
+  dfx_config = DFXConfig(**ln_fold)
   w = random_weights(CFG, seed=4)
   wpe = w["wpe.weight"].copy()
   wpe[:, 5] += 1000.0

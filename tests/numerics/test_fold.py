@@ -132,3 +132,23 @@ def test_dfx_forward_folds_ln_1_with_these_functions():
                         w.layer( 0, "attn.c_attn.weight" ), w.layer( 0, "attn.c_attn.bias" ), 16 )
   assert np.array_equal( N.bits( plain["h0.qkv"] ), N.bits( plain_qkv ) )
   assert not np.array_equal( N.bits( folded ), N.bits( default ) )
+
+
+def test_dfx_forward_folds_ln_2_with_these_functions():
+  """With ln2_fold=1 the reference's c_fc output is `folded_conv1d` of the
+  attention's residual with ln_2 and c_fc's W', c, b', GELU follows it,
+  its trace has c_fc_z in place of ln_2, and ln_1 stays a LayerNorm."""
+  cfg = gpt2_preset( "tiny" )
+  w = random_weights( cfg, 2 ).to_fp16()
+  trace = {}
+  folded = DFXForward( w, DFXConfig( d=16, vpu_gelu=1, ln2_fold=1 ) ).step( 3, trace=trace )
+  default = DFXForward( w, DFXConfig( d=16 ) ).step( 3 )
+  wf, c, bf = N.fold_layernorm( w.layer( 0, "ln_2.weight" ), w.layer( 0, "ln_2.bias" ),
+                                w.layer( 0, "mlp.c_fc.weight" ), w.layer( 0, "mlp.c_fc.bias" ) )
+  x = trace["h0.x_attn"]
+  want = N.folded_conv1d( x, wf, c, bf, cfg.layer_norm_epsilon, 16 )
+  assert np.array_equal( N.bits( trace["h0.fc"] ), N.bits( want ) )
+  assert np.array_equal( N.bits( trace["h0.gelu"] ), N.bits( N.gelu( want ) ) )
+  assert np.array_equal( N.bits( trace["h0.c_fc_z"] ), N.bits( N.matvec( x, wf, 16 ) ) )
+  assert "h0.ln_2" not in trace and "h0.ln_1" in trace and "h0.c_attn_z" not in trace
+  assert not np.array_equal( N.bits( folded ), N.bits( default ) )
