@@ -83,9 +83,10 @@ DESIGN_SYNTHESISED = {
 }
 
 # the design options that change the compiler only (no module, no row;
-# proj_row_split and ln_fold also the numbers, through the compiled weights
-# and program)
-COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", "proj_row_split", "ln_fold", "weight_read_ahead" )
+# proj_row_split, ln_fold and ln2_fold also the numbers, through the
+# compiled weights and program)
+COMPILER_ONLY_OPTIONS = ( "attn_head_pipeline", "proj_row_split", "ln_fold", "ln2_fold",
+                          "weight_read_ahead" )
 
 # RAMB36E2 simple-dual-port shapes (depth, width in bits), UG573.
 RAMB36_SHAPES = ( ( 32768, 1 ), ( 16384, 2 ), ( 8192, 4 ), ( 4096, 9 ), ( 2048, 18 ),
