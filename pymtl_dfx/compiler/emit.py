@@ -24,7 +24,9 @@ behind the second read.  With `weight_read_ahead` a pass moves the reads up (`re
 With `attn_head_pipeline` a layer's heads interleave (`heads`); when a
 head's V fits in the weight FIFO the next heads' DMA work sits in the
 softmax's reduction wait, between V's read and its matrix
-(`heads_in_reduction_wait`, safe by `read_ahead.pending_tiles`).  Results consumed once by the next VPU instruction are chained
+(`heads_in_reduction_wait`, safe by `read_ahead.pending_tiles`).  With
+`ln_fold` / `ln2_fold` ln_1 / ln_2 is folded into the next matrix
+(`folded`), ln_2's with the VPU's gelu after the correction.  Results consumed once by the next VPU instruction are chained
 (squares into the variance sum, score - max into exp).
 """
 
