@@ -268,3 +268,30 @@ def test_vpu_max_tree_latencies():
   assert ( on.vpu_tree_latency, on.vpu_accum_latency ) == ( off.vpu_tree_latency, 11 ) == ( 66, 11 )
   assert "vpu_max_tree" not in str( off ) and "vpu_max_tree=1" in str( on )
   assert DFXConfig.from_dict( on.to_dict() ) == on
+
+
+@pytest.mark.parametrize( "value", [ 2, -1, True, 1.0, "1" ] )
+def test_bad_vpu_gelu_is_named( value ):
+  with pytest.raises( ConfigError, match=rf"vpu_gelu={value!r} \(must be 0 .* or 1 " ):
+    DFXConfig( vpu_gelu=value )
+
+
+def test_vpu_gelu_latency():
+  """The VPU's GELU pipe is as deep as the GELU table (the MPU post-op's),
+  with or without the option; the element-wise pipe keeps its depth.  At
+  its default the option is left out of str() (the RTL modules' names)."""
+  off, on = DFXConfig(), DFXConfig( vpu_gelu=1 )
+  assert on.vpu_gelu_latency == off.vpu_gelu_latency == off.fp_gelu_latency == 30
+  assert on.vpu_elementwise_latency == off.vpu_elementwise_latency == 11
+  fast = on.replace( fp_add_latency=3 )
+  assert fast.vpu_gelu_latency == fast.sfu_rom_latency + 2 * 3 + fast.fp_mul_latency
+  assert "vpu_gelu" not in str( off ) and "vpu_gelu=1" in str( on )
+  assert DFXConfig.from_dict( on.to_dict() ) == on
+
+
+def test_ln2_fold_needs_vpu_gelu():
+  """ln2_fold's GELU runs on the VPU (`config.DESIGN_NEEDS`): alone it is
+  refused, naming the option and what it needs."""
+  with pytest.raises( ConfigError, match=r"ln2_fold=1 \(needs vpu_gelu=1\)" ):
+    DFXConfig( ln2_fold=1 )
+  assert DFXConfig( ln2_fold=1, vpu_gelu=1 ).ln2_fold == 1

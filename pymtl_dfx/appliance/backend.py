@@ -271,7 +271,7 @@ class StreamBackend:
           raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): registers {r} "
                               f"run past the {cfg.vreg_entries} entries of the register file" )
       if kind == Kind.COMPUTE and op.on_vpu:
-        why = vector_error( inst, cfg.d )
+        why = vector_error( inst, cfg.d, cfg )
         if why:
           raise ProgramError( f"core {core} pc {pc} ({format_inst( inst )}): {why}" )
       if kind != Kind.DMA:

@@ -109,10 +109,12 @@ class ComputeOp(_Documented):
     return self.on_vpu and not self.is_reduction
 
   @classmethod
-  def group(cls, prop: str) -> tuple:
+  def group(cls, prop: str, cfg=None) -> tuple:
     """The members with property `prop` (e.g. "is_binary"), in value order:
-    a group as one constant, for sampling, sets and the RTL's masks."""
-    return tuple(op for op in cls if getattr(op, prop))
+    a group as one constant, for sampling, sets and the RTL's masks.  With
+    `cfg` (a DFXConfig) only those a core of `cfg` runs (`runs_on`), for
+    drawing the ops of a program for that core."""
+    return tuple(op for op in cls if getattr(op, prop) and (cfg is None or op.runs_on(cfg)))
 
 
 # Opcodes only a core with a design option on runs: (op, DFXConfig field).

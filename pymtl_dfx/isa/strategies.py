@@ -25,6 +25,8 @@ def insts_of(op):
 
 
 def insts(fmt=None):
-  """Valid instructions of any opcode (of format fmt if given)."""
+  """Valid instructions of any opcode (of format fmt if given): the ISA's,
+  so also those only a core with a design option runs (`ComputeOp.runs_on`;
+  a program for a core draws its ops with `ComputeOp.group(prop, cfg)`)."""
   ops = [op for op in all_ops() if fmt is None or format_of(op) is fmt]
   return st.sampled_from(ops).flatmap(insts_of)

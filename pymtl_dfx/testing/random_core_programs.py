@@ -28,11 +28,11 @@ What a program is (the legality rules the generator keeps):
     DDR words; every instruction reads and writes only inside the window;
     epilogue `ddr_write` dumps the window to DDR, so the register file is
     compared at every level, a Verilated one included;
-  * body: vector ops (every opcode, len up to 8 entries, `bcast`), matrix
-    ops (conv1d / mm / maskedmm, every post-op, rows up to the x buffer,
-    cols up to 160, random scale and mask), DMA (ddr_read / ddr_write,
-    hbm_read / hbm_write, hbm_write tr at random positions, then read back
-    as a K/V matrix), `sync` (a no-op on one core, still scheduled),
+  * body: vector ops (every opcode the core runs, len up to 8 entries,
+    `bcast`), matrix ops (conv1d / mm / maskedmm, every post-op, rows up to
+    the x buffer, cols up to 160, random scale and mask), DMA (ddr_read /
+    ddr_write, hbm_read / hbm_write, hbm_write tr at random positions, then
+    read back as a K/V matrix), `sync` (a no-op on one core, still scheduled),
     chained pairs (the consumer's src1 is the producer's dst), wait flags;
   * two cores (`ring_programs`): each core a program as above (its own
     window, memories and contents) without its own syncs, plus 1-4 syncs
@@ -96,9 +96,10 @@ GUARD = 2                           # words read back either side of a written r
 # transfer's vectors
 SIZES = dict( window=( 8, 48 ), vec_entries=8, tiles=24, col_tiles=20, dma_vecs=6 )
 
-UNARY = C.group( "is_unary" )
-REDUCE = C.group( "is_reduction" )
-BINARY = C.group( "is_binary" )
+# the ops CFG's core runs (gelu only with `vpu_gelu`)
+UNARY = C.group( "is_unary", CFG )
+REDUCE = C.group( "is_reduction", CFG )
+BINARY = C.group( "is_binary", CFG )
 MATRIX = ( C.CONV1D, C.MM, C.MASKEDMM )
 
 # FP16 bit patterns mixed into the memories

@@ -43,6 +43,8 @@ from ..units.regfile.state import VectorRegisterFile
 
 F16 = np.float16
 VPU_OPS = [ C.ADD, C.SUB, C.MUL, C.EXP, C.RECIP, C.ACCUM, C.REDMAX, C.LOAD ]
+# drawn too where the core runs them (`ComputeOp.runs_on`)
+VPU_OPTION_OPS = [ C.GELU ]
 MPU_KINDS = [ ( C.CONV1D, PostOp.NONE ), ( C.CONV1D, PostOp.GELU ), ( C.MM, PostOp.REDMAX ),
               ( C.MASKEDMM, PostOp.NONE ), ( C.MM, PostOp.VECTORIZE ) ]
 PRELOAD = ( "rf_wr", )
@@ -75,9 +77,10 @@ def _vpu_insts( rng, cfg, lo, hi, n_insts ):
   of the same instruction (the engine may return out[k] before it has taken
   a[k], so an in-place op would depend on timing)."""
   d, span = cfg.d, ( hi - lo ) // 3
+  ops = VPU_OPS + [ op for op in VPU_OPTION_OPS if op.runs_on( cfg ) ]
   insts = []
   for _ in range( n_insts ):
-    op = VPU_OPS[ int( rng.integers( len( VPU_OPS ) ) ) ]
+    op = ops[ int( rng.integers( len( ops ) ) ) ]
     n = int( rng.integers( 1, span * d + 1 ) )
     regions = rng.permutation( 3 )
     base = [ lo + int( r ) * span for r in regions ]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.no_verilog
 
 F16 = np.float16
 UNARY = { C.RECIP: N.recip, C.RSQRT: N.rsqrt, C.EXP: N.exp, C.INVPOW2: N.inv_pow2,
-          C.LOAD: lambda a: a, C.STORE: lambda a: a }
+          C.GELU: N.gelu, C.LOAD: lambda a: a, C.STORE: lambda a: a }
 BINARY = { C.ADD: N.add, C.SUB: N.sub, C.MUL: N.mul }
 REDUCE = { C.ACCUM: None, C.REDMAX: N.reduce_max,
            C.REDMAXABS: lambda a: N.reduce_max( np.abs( a ) ) }

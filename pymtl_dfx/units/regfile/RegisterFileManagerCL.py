@@ -152,7 +152,7 @@ class RegisterFileManagerCL( Component ):
       if t.vpu_inst_rdy() and s.vpu_inst.val:
         word = int( s.vpu_inst.msg )
         inst, op, _ = decoded( word )
-        why = vector_error( inst, cfg.d )
+        why = vector_error( inst, cfg.d, cfg )
         if why:
           raise RFMError( f"vpu_inst {op.mnemonic}: {why}" )
       new = t.vpu_step( s.vpu_cmd.val & s.vpu_cmd.rdy, s.vpu_a.val & s.vpu_a.rdy,

@@ -43,7 +43,7 @@ class RegisterFileManagerFL( Component ):
 
     def vpu_job( word ):
       inst, op, _ = decoded( int( word ) )
-      why = vector_error( inst, cfg.d )
+      why = vector_error( inst, cfg.d, cfg )
       if why:
         raise RFMError( f"vpu_inst {op.mnemonic}: {why}" )
       cmd, a, b = request_streams( inst, s.rf )

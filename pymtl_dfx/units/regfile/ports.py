@@ -78,21 +78,25 @@ def matrix_error( inst, cfg ):
   return None
 
 
-def vector_error( inst, d=None ):
-  """Why the manager cannot run a vector instruction, or None.  With `d`:
-  an element-wise op streams, entry k of dst being written while later
-  source entries are still to be read, so a dst that starts inside a
-  source range after its first entry (src < dst < src + entries) would
-  read results where the instruction means sources (the sequential
-  meaning reads every source first); such an op is refused (dst == src,
-  in place, and dst before src are fine).  Reductions write dst once, at
-  the end."""
+def vector_error( inst, d=None, cfg=None ):
+  """Why the manager cannot run a vector instruction, or None.  With `cfg`
+  (a DFXConfig): an op the core's VPU has no hardware for (`runs_on`, e.g.
+  gelu without `vpu_gelu`) is refused.  With `d`: an element-wise op
+  streams, entry k of dst being written while later source entries are
+  still to be read, so a dst that starts inside a source range after its
+  first entry (src < dst < src + entries) would read results where the
+  instruction means sources (the sequential meaning reads every source
+  first); such an op is refused (dst == src, in place, and dst before src
+  are fine).  Reductions write dst once, at the end."""
+  from ...isa import op_of
   n = int( inst.len )
   if n < 1:
     return f"len={n} must be >= 1"
+  op = op_of( inst )
+  if cfg is not None and not op.runs_on( cfg ):
+    return ( f"{op.mnemonic} needs DFXConfig.{op.option}=1 (this core's VPU has no "
+             f"{op.name} pipe)" )
   if d is not None:
-    from ...isa import op_of
-    op = op_of( inst )
     if not op.is_reduction:
       entries = ceil_div( n, d )
       dst = int( inst.dst )

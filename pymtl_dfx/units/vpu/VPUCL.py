@@ -68,7 +68,7 @@ class VPUCL( Component ):
     # (the state update decides again from the ports' final values).
     @update_once
     def up_vpu_cl_out():
-      ew_head, acc_head = eng.ew_pipe.head(), eng.red_head()
+      ew_head, acc_head = eng.ew_head(), eng.red_head()
       acc_out_val = acc_head is not None and acc_head[-1]
       s.out.val @= eng.out_val()
       if ew_head is not None:
@@ -94,4 +94,5 @@ class VPUCL( Component ):
   def line_trace( s ):
     e = s.eng
     return ( f"{s.cmd}|{s.a}|{s.b}(ew({e.ew_pipe.line_trace()}) tree({e.tree_pipe.line_trace()}) "
-             f"acc({e.acc_pipe.line_trace()})){s.out}" )
+             f"acc({e.acc_pipe.line_trace()})"
+             + ( f" gelu({e.gelu_pipe.line_trace()})" if s.cfg.vpu_gelu else "" ) + f"){s.out}" )

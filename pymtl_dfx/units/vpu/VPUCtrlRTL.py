@@ -7,13 +7,17 @@ A chunk issues when its a (and b) message is there and its pipe can take it.
 Element-wise chunks and reduction chunks go down different pipes; to keep
 results in instruction order a chunk waits until the other kind has drained
 (counted by `ew_inflight` and `red_inflight`); with `cfg.vpu_max_tree` a
-sum and a max reduction, which then go down different pipes, likewise.
+sum and a max reduction, which then go down different pipes, likewise;
+with `cfg.vpu_gelu` a GELU chunk goes down its own pipe and waits until the
+element-wise and reduction results have left, and they until the GELU
+results have (`gelu_inflight`).
 """
 
 from pymtl3 import *
 from pymtl3.stdlib.basic_rtl import RegEn, RegRst
 
 from ...config import DFXConfig
+from ...isa import ComputeOp
 from ...isa.formats import op_mask
 from .msgs import LenT, OpT
 
@@ -90,7 +94,9 @@ class VPUCtrlRTL( Component ):
       for i in range( d ):
         s.lane_mask[i] @= s.left_r.out > i
 
-    if cfg.vpu_max_tree:
+    if cfg.vpu_gelu:
+      s._gelu_issue( cfg )
+    elif cfg.vpu_max_tree:
       s._max_tree_issue()
     else:
       @update
@@ -153,6 +159,54 @@ class VPUCtrlRTL( Component ):
       s.tree_val @= s.issue & s.is_red
       s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
       s.take @= s.cmd_val & s.cmd_rdy
+
+  def _gelu_issue( s, cfg ):
+    """`up_ctrl_issue` with the GELU op's own pipe (`vpu_gelu`=1): a chunk
+    waits until the pipes of the other kinds (element-wise, GELU,
+    reductions) have drained; with `vpu_max_tree` a reduction also waits
+    for the other reduction kind, as `_max_tree_issue`'s (`red_kind_ok`)."""
+    GeluCntT = mk_bits( ( cfg.vpu_gelu_latency + 1 ).bit_length() )
+    GELU = int( ComputeOp.GELU )
+    s.gelu_val  = OutPort()
+    s.gelu_rdy  = InPort()
+    s.gelu_done = InPort()
+    s.gelu_inflight = RegRst( GeluCntT )
+    s.is_gelu = Wire()
+    s.red_kind_ok = Wire()
+    if cfg.vpu_max_tree:
+      s.red_max_r = RegEn( Bits1 )
+      s.red_max_r.in_ //= s.is_max
+      s.red_max_r.en //= s.tree_val
+
+      @update
+      def up_ctrl_red_kind():
+        s.red_kind_ok @= ( s.red_inflight.out == 0 ) | ( s.red_max_r.out == s.is_max )
+    else:
+      s.red_kind_ok //= 1
+
+    @update
+    def up_ctrl_issue_gelu():
+      s.is_gelu @= s.op_r.out == GELU
+      if s.is_red:
+        s.room @= s.tree_rdy & ( s.ew_inflight.out == 0 ) & ( s.gelu_inflight.out == 0 ) & \
+                  s.red_kind_ok
+      elif s.is_gelu:
+        s.room @= s.gelu_rdy & ( s.ew_inflight.out == 0 ) & ( s.red_inflight.out == 0 )
+      else:
+        s.room @= s.ew_rdy & ( s.red_inflight.out == 0 ) & ( s.gelu_inflight.out == 0 )
+      s.issue @= s.busy_r.out & s.a_val & ( ~s.need_b | s.b_val ) & s.room
+      s.a_rdy @= s.issue
+      s.b_rdy @= s.issue & s.need_b
+      s.ew_val @= s.issue & ~s.is_red & ~s.is_gelu
+      s.tree_val @= s.issue & s.is_red
+      s.gelu_val @= s.issue & s.is_gelu
+      s.cmd_rdy @= ~s.busy_r.out | ( s.issue & s.last )
+      s.take @= s.cmd_val & s.cmd_rdy
+
+    @update
+    def up_ctrl_count_gelu():
+      s.gelu_inflight.in_ @= s.gelu_inflight.out + zext( s.gelu_val, GeluCntT ) \
+                             - zext( s.gelu_done, GeluCntT )
 
   def line_trace( s ):
     state = "busy" if s.busy_r.out else "idle"

@@ -4,6 +4,8 @@ accumulator: `VPUAccumRTL`, or `VPUAccumPartialsRTL` with
 `cfg.reduce_partials` > 1); their results merge onto `out`.  With
 `cfg.vpu_max_tree` the max tree has its own pipe and accumulator
 (`VPUMaxAccumRTL`), so a max reduction's steps take the comparator's latency.
+With `cfg.vpu_gelu` d GELU lanes (`FP16GeluComb`, the MPU post-op's table)
+feed their own pipe of `vpu_gelu_latency` (`gelu_val` / `gelu_done`).
 
 Reduction padding: lanes past len enter the trees as +0 (sum) or -inf (max),
 the identities, so a short last chunk reduces like `numerics` pads it;
@@ -19,6 +21,7 @@ from ...isa import ComputeOp as C
 from ...lib.pipeline import StallPipeRTL
 from ...numerics.fp16 import NEG_INF
 from ..fpu.FP16AddComb import FP16AddComb
+from ..fpu.FP16GeluComb import FP16GeluComb
 from ..fpu.FP16MaxComb import FP16MaxComb
 from ..fpu.FP16TreeComb import FP16TreeComb
 from .msgs import FP16, OpT, VPUTreeMsg, mk_fp16_vec
@@ -152,7 +155,10 @@ class VPUDpathRTL( Component ):
       s.out.msg.v[i] //= s.out_v[i]
       s.ew_head[i] //= s.ew_pipe.send.msg.v[i]
 
-    if cfg.vpu_max_tree:
+    if cfg.vpu_gelu:
+      s._gelu_path( d, cfg, Vec )
+      s._gelu_out( d, cfg.vpu_max_tree )
+    elif cfg.vpu_max_tree:
       s._max_out( d )
     else:
       @update
@@ -218,7 +224,75 @@ class VPUDpathRTL( Component ):
         else:
           s.out_v[i] @= 0
 
+  def _gelu_path( s, d, cfg, Vec ):
+    """`vpu_gelu`=1: the GELU lanes on a (lanes past len give +0, as the
+    element-wise lanes do) into their own pipe, as deep as the GELU table."""
+    s.gelu_val  = InPort()
+    s.gelu_rdy  = OutPort()
+    s.gelu_done = OutPort()
+    s.gelu = [ FP16GeluComb() for _ in range( d ) ]
+    s.gelu_res = [ Wire( FP16 ) for _ in range( d ) ]
+    s.gelu_pipe = StallPipeRTL( Vec, cfg.vpu_gelu_latency )
+    for i in range( d ):
+      s.gelu[i].a //= s.a[i]
+      s.gelu_pipe.recv.msg.v[i] //= s.gelu_res[i]
+    s.gelu_pipe.recv.val //= s.gelu_val
+    s.gelu_rdy //= s.gelu_pipe.recv.rdy
+
+    @update
+    def up_gelu_mask():
+      for i in range( d ):
+        if s.lane_mask[i]:
+          s.gelu_res[i] @= s.gelu[i].out
+        else:
+          s.gelu_res[i] @= 0
+
+  def _gelu_out( s, d, max_tree ):
+    """`up_out` with the GELU pipe's results (`vpu_gelu`=1), the reduction
+    results those of the one or two accumulators (`red_val`, `red_msg`):
+    at most one pipe holds results at once."""
+    s.red_val = Wire()
+    s.red_msg = Wire( FP16 )
+    s.gelu_head = [ Wire( FP16 ) for _ in range( d ) ]
+    for i in range( d ):
+      s.gelu_head[i] //= s.gelu_pipe.send.msg.v[i]
+    if max_tree:
+      @update
+      def up_red_head_max_tree():
+        s.red_val @= s.accum.send.val | s.max_accum.send.val
+        s.max_accum.send.rdy @= s.out.rdy
+        if s.max_accum.send.val:
+          s.red_msg @= s.max_accum.send.msg
+        else:
+          s.red_msg @= s.accum.send.msg
+    else:
+      s.red_val //= s.accum.send.val
+      s.red_msg //= s.accum.send.msg
+
+    @update
+    def up_out_gelu():
+      s.out.val @= s.ew_pipe.send.val | s.gelu_pipe.send.val | s.red_val
+      s.ew_pipe.send.rdy @= s.out.rdy
+      s.gelu_pipe.send.rdy @= s.out.rdy
+      s.accum.send.rdy @= s.out.rdy
+      s.ew_done @= s.ew_pipe.send.val & s.out.rdy
+      s.gelu_done @= s.gelu_pipe.send.val & s.out.rdy
+      s.red_done @= s.red_val & s.out.rdy
+      for i in range( d ):
+        if s.ew_pipe.send.val:
+          s.out_v[i] @= s.ew_head[i]
+        elif s.gelu_pipe.send.val:
+          s.out_v[i] @= s.gelu_head[i]
+        elif i == 0:
+          s.out_v[i] @= s.red_msg
+        else:
+          s.out_v[i] @= 0
+
   def line_trace( s ):
+    gelu = f" gelu({s.gelu_pipe.line_trace()})" if hasattr( s, "gelu_pipe" ) else ""
+    return s._line_trace() + gelu
+
+  def _line_trace( s ):
     if hasattr( s, "max_accum" ):
       return ( f"ew({s.ew_pipe.line_trace()}) tree({s.tree_pipe.line_trace()}) "
                f"{s.accum.line_trace()} max({s.max_pipe.line_trace()}) {s.max_accum.line_trace()}" )

@@ -36,6 +36,9 @@ class VPURTL( Component ):
     for name in ( "op", "lane_mask", "bcast", "first", "last", "is_max", "ew_val",
                   "ew_rdy", "tree_val", "tree_rdy", "ew_done", "red_done" ):
       connect( getattr( s.ctrl, name ), getattr( s.dpath, name ) )
+    if cfg.vpu_gelu:        # the GELU op's own pipe
+      for name in ( "gelu_val", "gelu_rdy", "gelu_done" ):
+        connect( getattr( s.ctrl, name ), getattr( s.dpath, name ) )
 
   def line_trace( s ):
     return f"{s.cmd}|{s.a}|{s.b}({s.ctrl.line_trace()} {s.dpath.line_trace()}){s.out}"

@@ -45,6 +45,8 @@ def no_stall_latency( cfg, op, length ):
         C, cfg.reduce_partials, cfg.vpu_accum_latency )
     # chunks pass the tree back to back; each waits for the accumulator
     return ISSUE_CYCLES + cfg.vpu_tree_latency + C * cfg.vpu_accum_latency
+  if cfg.vpu_gelu and ComputeOp( op ) == ComputeOp.GELU:       # its own pipe
+    return ISSUE_CYCLES + cfg.vpu_gelu_latency
   return ISSUE_CYCLES + cfg.vpu_elementwise_latency
 
 

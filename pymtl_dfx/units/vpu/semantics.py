@@ -12,7 +12,7 @@ from ...isa import ComputeOp as C
 
 _ELEMENTWISE = {
   C.RECIP: numerics.recip, C.RSQRT: numerics.rsqrt, C.EXP: numerics.exp,
-  C.INVPOW2: numerics.inv_pow2,
+  C.INVPOW2: numerics.inv_pow2, C.GELU: numerics.gelu,
 }
 _BINARY = { C.ADD: numerics.add, C.SUB: numerics.sub, C.MUL: numerics.mul }
 

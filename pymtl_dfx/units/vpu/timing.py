@@ -23,11 +23,20 @@ as the sum's with one partial) whose steps take `fp_max_latency`; the sum
 reductions keep the pipes above.  To keep results in order a reduction chunk
 also waits until reductions of the other kind have drained (`red_max` is the
 kind of the reductions in flight).
+
+With `cfg.vpu_gelu` = 1 the op GELU has its own pipe (`gelu_pipe`, of
+`vpu_gelu_latency`), as deep as the GELU table where the element-wise pipe
+is its operators' depth.  A GELU chunk enters only once the element-wise
+and reduction results in flight have left, and any other chunk only once
+the GELU results have, so at most one pipe holds results at a time and
+they leave in instruction order.
 """
 
 from types import SimpleNamespace
 
 from ...isa import ComputeOp
+
+GELU = ComputeOp.GELU
 from ...lib.pipeline import StallPipeCL
 from .msgs import BINARY, MAX_REDUCTIONS, REDUCTIONS
 
@@ -58,6 +67,9 @@ class VPUTiming:
       s.max_pipe     = StallPipeCL( cfg.vpu_max_tree_latency )   # (value, is_max, first, last)
       s.max_acc_pipe = StallPipeCL( cfg.vpu_max_accum_latency )  # (value, last)
       s.max_acc_busy, s.max_acc_val, s.red_max = False, 0, False
+    if cfg.vpu_gelu:         # the GELU op's own pipe
+      s.gelu_pipe = StallPipeCL( cfg.vpu_gelu_latency )
+      s.gelu_inflight = 0
 
   # -- the values' hooks (VPUCL); no data here ----------------------------------
 
@@ -82,9 +94,17 @@ class VPUTiming:
         return head
     return s.acc_pipe.head()
 
+  def ew_head( s ):
+    """The element-wise result that may leave: the element-wise pipe's
+    head, or with `vpu_gelu` the GELU pipe's (never both at once)."""
+    head = s.ew_pipe.head()
+    if head is None and s.cfg.vpu_gelu:
+      return s.gelu_pipe.head()
+    return head
+
   def out_val( s ):
     acc_head = s.red_head()
-    return s.ew_pipe.head() is not None or ( acc_head is not None and acc_head[-1] )
+    return s.ew_head() is not None or ( acc_head is not None and acc_head[-1] )
 
   def _partials_decide( s, now, out_rdy ):
     """The interleaved accumulator's handshakes (P > 1): which operation
@@ -147,10 +167,10 @@ class VPUTiming:
     cmd_val, a_val, b_val, out_rdy = bool( cmd_val ), bool( a_val ), bool( b_val ), bool( out_rdy )
     now.out_rdy = out_rdy
     # results
-    ew_head, acc_head, red_head = s.ew_pipe.head(), s.acc_pipe.head(), s.red_head()
+    ew_head, acc_head, red_head = s.ew_head(), s.acc_pipe.head(), s.red_head()
     acc_out_val = red_head is not None and red_head[-1]
     now.out_val = ew_head is not None or acc_out_val
-    now.ew_done = ew_head is not None and out_rdy
+    now.ew_done = s.ew_pipe.head() is not None and out_rdy
     now.red_done = acc_out_val and out_rdy
     # accumulator
     if s.cfg.reduce_partials > 1:
@@ -179,6 +199,14 @@ class VPUTiming:
       room = s.tree_pipe.can_accept( now.accum_rdy ) and s.ew_inflight == 0
     else:
       room = s.ew_pipe.can_accept( out_rdy ) and s.red_inflight == 0
+    now.is_gelu = s.cfg.vpu_gelu and s.op == GELU
+    if s.cfg.vpu_gelu:       # one pipe's results in flight at a time
+      now.gelu_done = s.gelu_pipe.head() is not None and out_rdy
+      if now.is_gelu:
+        room = ( s.gelu_pipe.can_accept( out_rdy ) and s.ew_inflight == 0
+                 and s.red_inflight == 0 )
+      else:
+        room = room and s.gelu_inflight == 0
     now.issue = s.busy and a_val and ( not now.need_b or b_val ) and room
     now.is_red = is_red
     now.cmd_rdy = not s.busy or ( now.issue and now.last )
@@ -188,11 +216,13 @@ class VPUTiming:
   def advance( s, now, cmd=None, a_msg=None, b_msg=None ):
     d = s.d
     # the chunk that issues this cycle
-    ew_entry = tree_entry = None
+    ew_entry = tree_entry = gelu_entry = None
     if now.issue:
       n = min( s.left, d )
       if now.is_red:
         tree_entry = ( s.tree_value( n, a_msg ), s.op in MAX_REDUCTIONS, s.first, now.last )
+      elif now.is_gelu:
+        gelu_entry = s.ew_values( n, a_msg, b_msg )
       else:
         ew_entry = s.ew_values( n, a_msg, b_msg )
     # the accumulator
@@ -231,6 +261,9 @@ class VPUTiming:
     s.tree_pipe.tick( now.accum_rdy, sum_entry )
     s.ew_pipe.tick( now.out_rdy, ew_entry )
     s.ew_inflight += ( ew_entry is not None ) - now.ew_done
+    if s.cfg.vpu_gelu:
+      s.gelu_pipe.tick( now.out_rdy, gelu_entry )
+      s.gelu_inflight += ( gelu_entry is not None ) - now.gelu_done
     s.red_inflight += ( tree_entry is not None and s.first ) - now.red_done
     # the command register
     if now.take:

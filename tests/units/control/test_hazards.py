@@ -18,9 +18,10 @@ from control_harness import (CFG, CONTROL, RF_ENTRIES, Deadlock,
 
 D_ = CFG.d
 MAX_LEN = 24
-UNARY = list( C.group( "is_unary" ) )
-REDUCE = list( C.group( "is_reduction" ) )
-BINARY = list( C.group( "is_binary" ) )
+# the ops CFG's core runs (gelu only with `vpu_gelu`)
+UNARY = list( C.group( "is_unary", CFG ) )
+REDUCE = list( C.group( "is_reduction", CFG ) )
+BINARY = list( C.group( "is_binary", CFG ) )
 
 
 @st.composite

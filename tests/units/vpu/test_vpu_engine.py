@@ -15,6 +15,10 @@ combine over an odd number of live partials.  `max_tree` is
 `DFXConfig.vpu_max_tree`: the max reductions' own comparator tree pipe and
 accumulator (the mixed blocks switch between sum and max reductions, which
 then wait for each other), alone and with P=8 partials for the sums.
+`gelu` is `DFXConfig.vpu_gelu`: the op GELU down its own pipe (the mixed
+blocks switch between it and the other pipes, which wait for each other),
+alone and with the max reductions' pipes and P=8; without it no
+instruction is GELU (the core refuses it).
 """
 
 import os
@@ -37,7 +41,12 @@ from pymtl_dfx.units.vpu.models import MODELS
 from pymtl_dfx.testing.fp16_ops import random_fp16  # the same stimulus as the instruction-level tests
 
 F16 = np.float16
-VPU_OPS = [ op for op in C if op.on_vpu ]
+
+
+def vpu_ops( cfg ):
+  """The VPU opcodes a core of `cfg` runs."""
+  return [ op for op in C if op.on_vpu and op.runs_on( cfg ) ]
+
 ENTRIES = 64
 
 # instructions per opcode: (fl/cl/verilator, python rtl)
@@ -54,14 +63,18 @@ PARTIALS = [ ( 4, 2, 0 ), ( 4, 16, 0 ) ]
 # (d, partials, max_tree) cases with the max reductions' own pipes
 MAX_TREE = [ ( 4, 1, 1 ), ( 8, 1, 1 ), ( 4, 8, 1 ) ]
 DFX = [ ( 4, 1, 0 ), ( 8, 1, 0 ) ]
+# (d, partials, max_tree, gelu): the cases above without the GELU pipe, and
+# with it
+NO_GELU = [ c + ( 0, ) for c in DFX + PARTIALS + MAX_TREE ]
+GELU = [ ( 4, 1, 0, 1 ), ( 4, 8, 1, 1 ) ]
 
 
-def config( d, partials=1, max_tree=0 ):
-  return DFXConfig( d=d, reduce_partials=partials, vpu_max_tree=max_tree )
+def config( d, partials=1, max_tree=0, gelu=0 ):
+  return DFXConfig( d=d, reduce_partials=partials, vpu_max_tree=max_tree, vpu_gelu=gelu )
 
 
-def model( level, d, partials=1, max_tree=0 ):
-  return select( level, **MODELS )( d, config( d, partials, max_tree ) )
+def model( level, d, partials=1, max_tree=0, gelu=0 ):
+  return select( level, **MODELS )( d, config( d, partials, max_tree, gelu ) )
 
 
 def random_rf( d, rng ):
@@ -92,11 +105,11 @@ def streams_of( insts, rf, partials=1 ):
 
 
 def run_engine( level, d, streams, cmdline_opts=None, max_delay=0, seed=0, partials=1,
-                max_tree=0 ):
+                max_tree=0, gelu=0 ):
   cmd, a, b, out = streams
   Vec = mk_fp16_vec( d )
   return run_stream_test(
-    model( level, d, partials, max_tree ),
+    model( level, d, partials, max_tree, gelu ),
     sources={ "cmd": ( VPUCmd, cmd ), "a": ( Vec, a ), "b": ( Vec, b ) },
     sinks={ "out": ( Vec, out ) },
     level=level, cmdline_opts=cmdline_opts, max_delay=max_delay, seed=seed )
@@ -113,54 +126,62 @@ def _skip_slow_rtl( d, level, cmdline_opts ):
     pytest.skip( "d=64 Verilator build is too long for the regular pass (VPU_VERILATOR_D64=1)" )
 
 
-@pytest.mark.parametrize( "d, partials, max_tree", DFX + [ ( 64, 1, 0 ) ] + PARTIALS + MAX_TREE )
-def test_every_opcode_bit_exact( d, partials, max_tree, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree, gelu",
+                          NO_GELU[:2] + [ ( 64, 1, 0, 0 ) ] + NO_GELU[2:] + GELU )
+def test_every_opcode_bit_exact( d, partials, max_tree, gelu, level, cmdline_opts ):
   """Per opcode a block of random instructions (random lengths, bcast,
   values with specials and subnormals), then a block mixing all opcodes
   (results must leave in order when the engine switches pipes); one
   simulation, every out message checked by the sink."""
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( d + partials + 50 * max_tree )
+  rng = np.random.default_rng( d + partials + 50 * max_tree + 70 * gelu )
   rf = random_rf( d, rng )
+  ops = vpu_ops( config( d, partials, max_tree, gelu ) )
   many, few = COUNTS[ d ]
   n = few if level == "rtl" and not _translating( cmdline_opts ) else many
   chunks = 3 if partials == 1 else 2 * partials + 1
   if partials > 1:        # up to 2P + 1 chunks each: fewer instructions
     n = max( few // 2, n // 10 )
-  insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( n ) ]
-  insts += [ random_inst( VPU_OPS[ k ], d, rng, chunks )
-             for k in rng.integers( 0, len( VPU_OPS ), max( 4 * n, 24 ) ) ]
+  insts = [ random_inst( op, d, rng, chunks ) for op in ops for _ in range( n ) ]
+  insts += [ random_inst( ops[ k ], d, rng, chunks )
+             for k in rng.integers( 0, len( ops ), max( 4 * n, 24 ) ) ]
   streams = streams_of( insts, rf, partials )
   r = run_engine( level, d, streams, cmdline_opts, max_delay=1, seed=d, partials=partials,
-                  max_tree=max_tree )
+                  max_tree=max_tree, gelu=gelu )
   assert len( r.arrivals["out"] ) == len( streams[3] )
 
 
-@pytest.mark.parametrize( "d, partials, max_tree", DFX + PARTIALS + MAX_TREE )
-def test_cl_equals_rtl_under_stalls( d, partials, max_tree, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree, gelu", NO_GELU + GELU )
+def test_cl_equals_rtl_under_stalls( d, partials, max_tree, gelu, level, cmdline_opts ):
   """Each opcode's block under random source and sink delays, and without
   delays: the RTL's out arrival cycles are the CL's, message for message."""
   if level == "fl":
     pytest.skip( "FL is untimed" )
   _skip_slow_rtl( d, level, cmdline_opts )
-  rng = np.random.default_rng( 100 + d + partials + 50 * max_tree )
+  rng = np.random.default_rng( 100 + d + partials + 50 * max_tree + 70 * gelu )
   rf = random_rf( d, rng )
+  ops = vpu_ops( config( d, partials, max_tree, gelu ) )
   per_op = 3 if level == "rtl" and not _translating( cmdline_opts ) else 20
   chunks = 3 if partials == 1 else 2 * partials + 1
-  insts = [ random_inst( op, d, rng, chunks ) for op in VPU_OPS for _ in range( per_op ) ]
+  insts = [ random_inst( op, d, rng, chunks ) for op in ops for _ in range( per_op ) ]
   if max_tree:    # sum and max reductions interleaved: each waits for the other kind
-    reductions = [ op for op in VPU_OPS if op.is_reduction ]
+    reductions = [ op for op in ops if op.is_reduction ]
     insts += [ random_inst( reductions[ k ], d, rng, chunks )
                for k in rng.integers( 0, len( reductions ), 3 * per_op ) ]
+  if gelu:        # GELU between element-wise ops and reductions: each waits for the others
+    mixed = [ C.GELU, C.ADD, C.GELU, C.EXP, C.ACCUM, C.GELU, C.REDMAX, C.MUL ]
+    insts += [ random_inst( mixed[ k ], d, rng, chunks )
+               for k in rng.integers( 0, len( mixed ), 3 * per_op ) ]
   streams = streams_of( insts, rf, partials )
   for delay in ( 3, 0 ):
     run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
-      lv, d, streams, opts, max_delay=delay, seed=7, partials=partials, max_tree=max_tree ),
-      key=lambda r: r.arrivals )
+      lv, d, streams, opts, max_delay=delay, seed=7, partials=partials, max_tree=max_tree,
+      gelu=gelu ), key=lambda r: r.arrivals )
 
 
-@pytest.mark.parametrize( "d, partials, max_tree", DFX + PARTIALS + MAX_TREE )
-def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, level, cmdline_opts ):
+@pytest.mark.parametrize( "d, partials, max_tree, gelu", NO_GELU + GELU )
+def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, gelu, level,
+                                                 cmdline_opts ):
   """One instruction, no stalls: its first out message arrives
   `no_stall_latency` cycles after the sources start: every opcode at CL;
   at RTL (one elaboration per run) one element-wise and one reduction
@@ -173,8 +194,9 @@ def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, level, c
   rng = np.random.default_rng( 0 )
   rf = random_rf( d, rng )
   full = level == "cl"
-  ops = VPU_OPS if full else [ C.MUL, C.ACCUM ] + ( [ C.REDMAX ] if max_tree else [] )
-  cfg = config( d, partials, max_tree )
+  cfg = config( d, partials, max_tree, gelu )
+  ops = vpu_ops( cfg ) if full else \
+    [ C.MUL, C.ACCUM ] + ( [ C.REDMAX ] if max_tree else [] ) + ( [ C.GELU ] if gelu else [] )
   lengths = ( 1, 2 * d + 1 ) if full else ( 2 * d + 1, )
   if partials > 1 and full:
     lengths = [ c * d for c in range( 1, 2 * partials + 2 ) ]
@@ -183,7 +205,7 @@ def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, level, c
       inst = make( op, dst=0, src1=0, len=n ) if op not in BINARY else \
              make( op, dst=0, src1=0, src2=8, len=n, bcast=0 )
       r = run_engine( level, d, streams_of( [ inst ], rf, partials ), cmdline_opts,
-                      partials=partials, max_tree=max_tree )
+                      partials=partials, max_tree=max_tree, gelu=gelu )
       assert r.arrivals["out"][0] == no_stall_latency( cfg, op, n ), ( op.mnemonic, n )
 
 
