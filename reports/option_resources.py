@@ -101,6 +101,27 @@ def _max_tree( cfg, on ):
   return mods
 
 
+def _gelu( cfg, on ):
+  """The VPU's control (its issue rule; with the option the GELU in-flight
+  counter) on both sides; with the option on also the d GELU lanes
+  (`FP16GeluComb`, the MPU post-op's table: synthesised once, times d) and
+  their pipe counted, not synthesised, as `_max_tree`'s (pymtl3's Yosys
+  backend and a bitstruct-list message): `vpu_gelu_latency` stages of the
+  d-element vector and a valid bit, flip-flops with a clock enable.  The
+  lanes' +0 masks and the output multiplexer's third input are not
+  counted."""
+  from pymtl_dfx.units.fpu.FP16GeluComb import FP16GeluComb
+  from pymtl_dfx.units.fpu.msgs import FP16
+  from pymtl_dfx.units.vpu.VPUCtrlRTL import VPUCtrlRTL
+  mods = [ ( "VPU control (VPUCtrlRTL)", 1, lambda: VPUCtrlRTL( cfg.d, cfg ) ) ]
+  if on:
+    n, width = cfg.vpu_gelu_latency, cfg.d * FP16.nbits + 1
+    mods += [ ( "VPU GELU lane (FP16GeluComb)", cfg.d, FP16GeluComb ),
+              ( f"VPU GELU pipe, {n} stages of {width} bits (StallPipeRTL)", 1,
+                dict( FF=n * width ) ) ]
+  return mods
+
+
 # option -> ( value on, modules(cfg, on?) -> [(label, instances, constructor or
 # counted {resource: n})] ), or None
 # for an option that changes the compiler only
@@ -108,6 +129,7 @@ CHANGED = {
   "mpu_raster_walk": ( 1, _walkers ),
   "reduce_partials": ( 8, _accumulator ),
   "vpu_max_tree": ( 1, _max_tree ),
+  "vpu_gelu": ( 1, _gelu ),
   "dma_inst_queue": ( 8, lambda cfg, on: _dma_queue( cfg ) if on else [] ),
 }
 # option -> counted resources (`post_registers`), for an option whose modules

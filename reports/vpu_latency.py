@@ -37,7 +37,7 @@ def last_and_first( d, op, chunks ):
 
 
 def main():
-  ops = [ op for op in C if op.on_vpu ]
+  ops = C.group( "on_vpu", DFXConfig() )     # the default VPU's (gelu needs vpu_gelu)
   head = "| opcode | " + " | ".join( f"d={d} latency | d={d} chunks/cycle" for d in DS ) + " |"
   print( head )
   print( "|" + "---|" * ( 1 + 2 * len( DS ) ) )

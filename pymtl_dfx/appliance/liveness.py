@@ -18,11 +18,14 @@ def cycle_limit( cfg, specs, progs ):
   few cycles plus the longest wait one can cause (a VPU chunk waits for the
   accumulator, an MPU row chunk for the partial-sum adder), every
   instruction a memory or ring round trip and a trip through the deepest
-  pipelines (MPU tile, VPU element-wise and tree), so that any legal
-  latency setting finishes (`bounds` bounds the latency fields)."""
+  pipelines (MPU tile, VPU element-wise, GELU with `vpu_gelu`, and tree),
+  so that any legal latency setting finishes (`bounds` bounds the latency
+  fields)."""
   lat = max( specs["hbm"].latency, specs["ddr"].latency, cfg.ring_latency_cycles )
   item = 4 + max( cfg.vpu_accum_latency, cfg.fp_add_latency )
   pipe = cfg.mpu_tile_latency + cfg.vpu_elementwise_latency + cfg.vpu_tree_latency
+  if cfg.vpu_gelu:
+    pipe += cfg.vpu_gelu_latency
   work = 0
   for prog in progs:
     n = 0

@@ -110,6 +110,7 @@ CORE_SLR = {
   "design option: mpu_raster_walk": 0, "design option: mpu_post_bypass": 1,
   "design option: reduce_partials": 2,
   "design option: vpu_max_tree": 2,
+  "design option: vpu_gelu": 2,
   "design option: dma_inst_queue": 0,     # the DMA, by the HBM
 }
 LANES = "MPU: MFU lanes"

@@ -77,6 +77,10 @@ DESIGN_SYNTHESISED = {
                     "the VPU's comparator accumulator (VPUMaxAccumRTL) and its control with "
                     "the kind register - the control without; the max reductions' own tree "
                     "pipe counted (6 stages of 20 bits at d=64)" ),
+  "vpu_gelu": ( dict( LUT=112264, FF=30755, DSP=64 ), "synthesised",
+                "the VPU's 64 GELU lanes (FP16GeluComb) and its control with the GELU "
+                "counter - the control without; the GELU pipe counted (30 stages of 1,025 "
+                "bits at d=64)" ),
   "dma_inst_queue": ( dict( LUT=406, FF=1034 ), "synthesised",
                       "the DMA's instruction queue (lib.fifo.FifoRTL of 8 instructions of 128 "
                       "bits, the profile streaming-wide's) - none" ),

@@ -35,10 +35,10 @@ they leave in instruction order.
 from types import SimpleNamespace
 
 from ...isa import ComputeOp
-
-GELU = ComputeOp.GELU
 from ...lib.pipeline import StallPipeCL
 from .msgs import BINARY, MAX_REDUCTIONS, REDUCTIONS
+
+GELU = ComputeOp.GELU
 
 
 class VPUTiming:

@@ -26,6 +26,8 @@ PAPER = DFXConfig( vreg_entries=64, mreg_entries=16, cores=4 )    # d=64, l=16, 
 # the raster tile walk (`mpu_raster_walk`): x replayed and the bias sent in
 # its order
 RASTER = SMALL.replace( mpu_raster_walk=1 )
+# the VPU's GELU pipe (`vpu_gelu`): the programs draw gelu too
+GELU = SMALL.replace( vpu_gelu=1 )
 CORE = 1
 
 
@@ -34,10 +36,16 @@ def manager( level, cfg, **only ):
 
 
 @pytest.mark.parametrize( "seed,chained,cfg", [ ( 0, False, SMALL ), ( 1, False, SMALL ),
-                                               ( 2, True, SMALL ), ( 9, True, RASTER ) ],
-                          ids=[ "0-False", "1-False", "2-True", "9-True-raster" ] )
+                                               ( 2, True, SMALL ), ( 9, True, RASTER ),
+                                               ( 4, False, GELU ) ],
+                          ids=[ "0-False", "1-False", "2-True", "9-True-raster", "4-False-gelu" ] )
 def test_program( seed, chained, cfg, level, cmdline_opts ):
+  if cfg.vpu_gelu and level == "rtl" and not python_rtl( level, cmdline_opts ):
+    pytest.skip( "vpu_gelu changes the VPU only: the manager's Verilog is the default's, "
+                 "which the other cases run" )
   prog = rfm_program( cfg, seed=seed, core_id=CORE, chained=chained )
+  if cfg.vpu_gelu:
+    assert C.GELU in [ decoded( int( w ) )[1] for w in prog.sources["vpu_inst"][1] ]
   run_rfm( manager( level, cfg ), prog, level, cmdline_opts, max_delay=3, seed=seed )
 
 
@@ -117,6 +125,19 @@ def test_bad_instructions( level ):
                                                                 cols=3 ) ) ) ] )
   with pytest.raises( RFMError, match=f"rows={too_many} needs 9 x-buffer entries of 4; an x "
                                       f"buffer holds 8" ):
+    run_rfm( Model( SMALL, CORE ), prog, level )
+
+
+def test_gelu_needs_the_vpu_gelu_pipe( level ):
+  """A core without `vpu_gelu` has no GELU pipe in its VPU: the manager
+  refuses gelu, naming the option (`ports.vector_error`, which
+  `Host.check_program` applies to every level)."""
+  Model = select_or_skip( level, fl=MODELS["fl"], cl=MODELS["cl"] )
+  prog = rfm_program( SMALL, seed=0, core_id=CORE, n_mpu=1 )
+  T, _ = prog.sources["vpu_inst"]
+  prog.sources["vpu_inst"] = ( T, [ InstMsg( encode( make( C.GELU, dst=8, src1=0, len=5 ) ) ) ] )
+  with pytest.raises( RFMError, match=r"vpu_inst gelu: gelu needs DFXConfig.vpu_gelu=1 \(this "
+                                      r"core's VPU has no GELU pipe\)" ):
     run_rfm( Model( SMALL, CORE ), prog, level )
 
 

@@ -34,7 +34,7 @@ from pymtl_dfx.testing.levels import run_matching_cl
 from pymtl_dfx.units.regfile.state import VectorRegisterFile
 from pymtl_dfx.units.vpu.latency import no_stall_latency
 from pymtl_dfx.units.vpu.msgs import BINARY, VPUCmd, mk_fp16_vec
-from pymtl_dfx.units.vpu.streams import (n_chunks, out_messages, request_streams,
+from pymtl_dfx.units.vpu.streams import (from_msgs, n_chunks, out_messages, request_streams,
                                          write_back)
 from pymtl_dfx.units.vpu.models import MODELS
 
@@ -207,6 +207,46 @@ def test_no_stall_latency_is_the_config_formula( d, partials, max_tree, gelu, le
       r = run_engine( level, d, streams_of( [ inst ], rf, partials ), cmdline_opts,
                       partials=partials, max_tree=max_tree, gelu=gelu )
       assert r.arrivals["out"][0] == no_stall_latency( cfg, op, n ), ( op.mnemonic, n )
+
+
+def gelu_mixed( d ):
+  """A fixed sequence that switches pipes at almost every instruction: gelu
+  after add (bcast) and add after gelu, reductions of both kinds between
+  gelus, gelu after gelu, bcast mul and exp; one to three chunks, short
+  last chunks."""
+  def unary( op, src1, n ):
+    return make( op, dst=0, src1=src1, len=n )
+
+  def binary( op, src1, src2, n, bcast ):
+    return make( op, dst=0, src1=src1, src2=src2, len=n, bcast=bcast )
+
+  return [ binary( C.ADD, 0, 8, 2 * d + 1, 1 ), unary( C.GELU, 4, 3 * d ),
+           binary( C.ADD, 0, 8, d, 0 ), unary( C.GELU, 12, 1 ), unary( C.ACCUM, 0, 2 * d + 3 ),
+           unary( C.GELU, 16, 2 * d ), unary( C.REDMAX, 20, 3 * d ), unary( C.GELU, 0, d + 1 ),
+           unary( C.GELU, 24, d ), binary( C.MUL, 28, 32, 3, 1 ), unary( C.REDMAXABS, 4, d + 2 ),
+           unary( C.EXP, 36, 2 * d ), unary( C.GELU, 40, 3 * d - 1 ) ]
+
+
+@pytest.mark.parametrize( "d, partials, max_tree, gelu", GELU )
+def test_gelu_between_the_other_pipes( d, partials, max_tree, gelu, level, cmdline_opts ):
+  """`gelu_mixed` in one simulation, without delays and with random source
+  and sink delays (the sink stalls the pipes): every out message bit for
+  bit (gelu's are `numerics.gelu` of its source, lanes past len +0), and at
+  rtl the arrival cycles are the CL's."""
+  rf = random_rf( d, np.random.default_rng( 11 ) )
+  insts = gelu_mixed( d )
+  for inst in insts:
+    if C( int( inst.hdr.op ) ) == C.GELU:
+      n = int( inst.len )
+      got = from_msgs( out_messages( inst, rf, partials ), d ).reshape( -1 )
+      want = np.zeros( got.size, F16 )
+      want[ :n ] = N.gelu( rf.read( int( inst.src1 ), n ) )
+      assert np.array_equal( N.bits( got ), N.bits( want ) ), n
+  streams = streams_of( insts, rf, partials )
+  for delay in ( 0, 6 ):
+    run_matching_cl( level, cmdline_opts, lambda lv, opts: run_engine(
+      lv, d, streams, opts, max_delay=delay, seed=5, partials=partials, max_tree=max_tree,
+      gelu=gelu ), key=lambda r: r.arrivals )
 
 
 SOFTMAX_T = 37
