@@ -45,7 +45,7 @@ F16 = np.float16
 
 def vpu_ops( cfg ):
   """The VPU opcodes a core of `cfg` runs."""
-  return [ op for op in C if op.on_vpu and op.runs_on( cfg ) ]
+  return list( C.group( "on_vpu", cfg ) )
 
 ENTRIES = 64
 
