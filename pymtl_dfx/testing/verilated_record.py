@@ -10,7 +10,12 @@ session it prints every RTL component of pymtl_dfx with the first test that
 Verilated it, writes the table to build/verilated_components.json, and with
 --require-all-verilated fails the session when a component has none.
 
-With pytest-xdist each worker records its own tests and hands the table to
+It also prints the table of every Verilator import of the session
+(`verilated_cache.BUILDS`: the model, the test, whence it came, Verilator and
+C++ seconds, the generated C++'s size, the cycles its simulation ran and the
+test's seconds outside the builds) and writes it to build/test/verilator_builds.json.
+
+With pytest-xdist each worker records its own tests and hands the tables to
 the controller in `workeroutput`.
 """
 
@@ -19,11 +24,15 @@ import inspect
 import json
 import pathlib
 import pkgutil
+import time
 
 import pytest
 
+from ..atomic import atomic_open
+
 REPO = pathlib.Path( __file__ ).resolve().parents[ 2 ]
 OUT = REPO / "build" / "verilated_components.json"
+BUILDS_OUT = REPO / "build" / "test" / "verilator_builds.json"
 
 # Modules whose components are stimulus, not hardware: the host's drivers
 # stay in Python at every level.
@@ -32,6 +41,7 @@ NOT_HARDWARE = ( "pymtl_dfx.testing", "pymtl_dfx.appliance.host", "pymtl_dfx.app
 
 _current = { "test": None }
 _seen = {}        # class name -> first test that Verilated it
+_builds = []      # rows of the build table (verilated_cache.BUILDS, made plain)
 
 
 def rtl_components():
@@ -98,10 +108,34 @@ def pytest_configure( config ):
     _wrap_translation_pass()
 
 
+def _cycles( comp ):
+  top = comp
+  try:
+    while top.get_parent_object() is not None:
+      top = top.get_parent_object()
+    return top.sim_cycle_count()
+  except Exception:                  # not simulated (lint, translation only)
+    return None
+
+
 @pytest.hookimpl( hookwrapper=True )
 def pytest_runtest_protocol( item ):
+  from .verilated_cache import BUILDS
   _current[ "test" ] = item.nodeid
+  first = len( BUILDS )
+  t0 = time.perf_counter()
   yield
+  seconds = time.perf_counter() - t0
+  rows = BUILDS[ first: ]
+  built = sum( r[ "verilator_s" ] + r[ "cxx_s" ] for r in rows )
+  for r in rows:
+    _builds.append( { "model": r[ "model" ], "test": item.nodeid, "source": r[ "source" ],
+                      "verilator_s": round( r[ "verilator_s" ], 1 ),
+                      "cxx_s": round( r[ "cxx_s" ], 1 ),
+                      "cxx_mb": None if r[ "cxx_mb" ] is None else round( r[ "cxx_mb" ], 1 ),
+                      "cycles": _cycles( r[ "component" ] ) if r[ "component" ] else None,
+                      "test_s_outside_builds": round( seconds - built, 1 ) } )
+    r[ "component" ] = None           # let the model go with its test
   _current[ "test" ] = None
 
 
@@ -111,11 +145,14 @@ def pytest_sessionfinish( session ):
     return
   if hasattr( config, "workeroutput" ):        # an xdist worker
     config.workeroutput[ "verilated" ] = json.dumps( _seen )
+    config.workeroutput[ "builds" ] = json.dumps( _builds )
     return
+  BUILDS_OUT.parent.mkdir( parents=True, exist_ok=True )
+  with atomic_open( BUILDS_OUT ) as f:
+    f.write( json.dumps( _builds, indent=1 ) + "\n" )
   components = rtl_components()
   table = { name: _seen.get( name ) for name in sorted( components ) }
   OUT.parent.mkdir( parents=True, exist_ok=True )
-  from ..atomic import atomic_open
   with atomic_open( OUT ) as f:
     f.write( json.dumps( table, indent=1 ) + "\n" )
   missing = [ n for n, t in table.items() if t is None ]
@@ -128,6 +165,28 @@ def pytest_testnodedown( node, error ):
   got = getattr( node, "workeroutput", {} ).get( "verilated" )
   for name, test in json.loads( got or "{}" ).items():
     _seen.setdefault( name, test )
+  _builds.extend( json.loads( getattr( node, "workeroutput", {} ).get( "builds" ) or "[]" ) )
+
+
+def _write_builds( tr ):
+  # the costliest first: build time, then the test's own time
+  rows = sorted( _builds, key=lambda r: ( -( r[ "verilator_s" ] + r[ "cxx_s" ] ),
+                                          -r[ "test_s_outside_builds" ] ) )
+  tr.section( "Verilator builds" )
+  tr.write_line( f"{'model':44s} {'whence':11s} {'vl s':>6s} {'C++ s':>6s} {'C++ MB':>7s} "
+                 f"{'cycles':>9s} {'run s':>6s}  test" )
+  for r in rows:
+    mb = "" if r[ "cxx_mb" ] is None else f"{r['cxx_mb']:.1f}"
+    cyc = "" if r[ "cycles" ] is None else str( r[ "cycles" ] )
+    tr.write_line( f"{r['model'][:44]:44s} {r['source']:11s} {r['verilator_s']:6.1f} "
+                   f"{r['cxx_s']:6.1f} {mb:>7s} {cyc:>9s} {r['test_s_outside_builds']:6.1f}  {r['test']}" )
+  built = [ r for r in rows if r[ "source" ] == "built" ]
+  tr.write_line( f"{len( rows )} imports: {len( built )} built "
+                 f"(Verilator {sum( r['verilator_s'] for r in built ):.0f} s, "
+                 f"C++ {sum( r['cxx_s'] for r in built ):.0f} s), "
+                 f"{sum( r['source'] == 'model cache' for r in rows )} from the model cache, "
+                 f"{sum( r['source'] == 'folder' for r in rows )} already in their folder; "
+                 f"table in {BUILDS_OUT.relative_to( REPO )}" )
 
 
 def pytest_terminal_summary( terminalreporter, config ):
@@ -136,6 +195,7 @@ def pytest_terminal_summary( terminalreporter, config ):
     return
   table, missing = got
   tr = terminalreporter
+  _write_builds( tr )
   tr.section( "RTL components run in Verilator" )
   for name, test in table.items():
     tr.write_line( f"{name:26s} {test or 'NONE: no test Verilates it'}" )

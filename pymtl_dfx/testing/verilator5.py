@@ -22,6 +22,9 @@ and a faster C++ build.
    1-core appliance takes ~40 s to translate and ~5 min to build cold) are built in one folder for all pytest-xdist workers, each name
    under a file lock, so two test files that run the same model on two
    workers build it once (the second waits, then finds it cached).
+5. `apply()` also installs `verilated_cache`: a built model is kept outside
+   the build folder, keyed on its Verilog and flags, so a clean clone or a
+   second run imports it without Verilator, compiler or linker.
 """
 
 import contextlib
@@ -36,6 +39,8 @@ from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportConfigs import
 )
 from pymtl3.passes.backends.verilog.util.utility import get_component_unique_name
 from pymtl3.passes.rtlir import RTLIRGetter
+
+from . import verilated_cache
 
 _applied = False
 _pymtl_vl_cmd = VerilogVerilatorImportConfigs.create_vl_cmd
@@ -133,6 +138,7 @@ def _parallel_cc_cmd( cfg ):
 
 def apply():
   global _applied
+  verilated_cache.apply()
   if not _applied:
     VerilogVerilatorImportConfigs._get_c_src_files = _separate_c_src_files
     VerilogVerilatorImportConfigs.create_cc_cmd = _parallel_cc_cmd
