@@ -19,6 +19,12 @@ from pymtl_dfx.testing import LEVELS
 # Verilator pass prints the table and fails if a component has none)
 pytest_plugins = [ "pymtl_dfx.testing.verilated_record" ]
 
+# a test's model runs thousands of cycles, so its build dominates: the 1-core
+# appliance built and ran in 81 + 27 s at -O1 against 172 + 33 s at the
+# benchmarks' default (-O2 -march=native) and 67 + 56 s at -O0
+# (docs/measurements.md, 2026-12-07); DFX_VL_OPT set by the caller wins
+os.environ.setdefault( "DFX_VL_OPT", "-O1" )
+
 REPO = pathlib.Path( __file__ ).resolve().parent.parent
 BUILD = REPO / "build" / "pytest"
 

@@ -117,7 +117,8 @@ class StreamBackend:
   """`cores` `core.Core`s at `level` (and `levels` per unit) inside
   `drivers.HostTop`, memories of hbm_depth / ddr_depth rows per channel.
   `max_cycles` bounds a step (default: `liveness.cycle_limit`);
-  `runtime_id`: the cores' ring positions as inputs (`Appliance`).
+  `runtime_id`: the cores' ring positions as inputs (`Appliance`; always so
+  at verilog).
   `probe` (`waves.Probe`): the wave and line trace of a cycle window;
   `cycle` counts every clock edge since reset (loads, steps, read-backs),
   the probe's cycles; `step_starts` holds each step's first cycle."""
@@ -134,8 +135,11 @@ class StreamBackend:
     s.specs = { m: T[m] for m in MEMS }
     s.depth = { "hbm": hbm_depth, "ddr": ddr_depth }
     whole = level == "verilog"
+    # Verilated whole, every core is the one module with its ring position
+    # an input (as in the kernel): Verilator generates and g++ compiles one
+    # core's C++ for the N cores instead of N copies
     top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level,
-                   runtime_id )
+                   runtime_id or whole )
     t0 = time.perf_counter()
     s.top = prepare_probed( top, whole, line_trace, probe, level )
     s.build_seconds = time.perf_counter() - t0
@@ -299,6 +303,8 @@ class StreamBackend:
       try:
         k = s.fast.run( progs, tracks, limit, stuck, s.probe, s.cycle )
         s.cycle += k
+        # the tight loop clocks the model past pymtl3's cycle count
+        s.top.cycles_outside_sim = getattr( s.top, "cycles_outside_sim", 0 ) + k
       except StepTimeout:
         s.cycle += limit
         raise

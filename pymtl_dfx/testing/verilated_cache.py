@@ -72,12 +72,32 @@ def _cpu():
     return ""
 
 
+def _placeless( text ):
+  """`text` with the checkout's and the build folder's absolute paths
+  replaced, so a model built in another clone or worker folder hits."""
+  repo = str( pathlib.Path( __file__ ).resolve().parents[2] )
+  return text.replace( os.getcwd(), "<build>" ).replace( repo, "<repo>" )
+
+
+def _verilog_hash( path ):
+  """The translated Verilog without its comments: pymtl3's own hash keeps
+  the indented `// At /abs/path/file.py:line` comments, which differ
+  between clones of the same source."""
+  h = hashlib.sha256()
+  with open( path ) as f:
+    for line in f:
+      code = line.strip()
+      if code and not code.startswith( "//" ):
+        h.update( _placeless( code ).encode() + b"\n" )
+  return h.hexdigest()
+
+
 def model_key( ip_cfg, cfg_d ):
   """The hash of everything that decides a built model's bits."""
   import pymtl3
   from . import verilator5
   parts = {
-    "verilog": ip_cfg.verilog_hash,
+    "verilog": _verilog_hash( ip_cfg.translated_source_file ),
     "top": ip_cfg.translated_top_module,
     "import": cfg_d,
     "vl_cmd": ip_cfg.create_vl_cmd(),
@@ -89,7 +109,7 @@ def model_key( ip_cfg, cfg_d ):
     # -march=native builds for the CPU that compiles
     "cpu": _cpu() if "native" in verilator5.opt_level() else "",
   }
-  text = json.dumps( parts, sort_keys=True, default=str )
+  text = _placeless( json.dumps( parts, sort_keys=True, default=str ) )
   return hashlib.sha256( text.encode() ).hexdigest()[ :32 ]
 
 
@@ -146,17 +166,34 @@ _orig_compile = _Pass.create_shared_lib
 _orig_import = _Pass.get_imported_object
 
 
+def _stamp( ip_cfg ):
+  return pathlib.Path( ip_cfg.vl_mk_dir ) / "dfx_model_key"
+
+
+def _stamped( ip_cfg, key ):
+  try:
+    return _stamp( ip_cfg ).read_text() == key
+  except OSError:
+    return False
+
+
 def _is_cached( s, m, ip_cfg ):
   cached, config_file, cfg_d = _orig_is_cached( s, m, ip_cfg )
+  key = model_key( ip_cfg, cfg_d )
+  ip_cfg._dfx_model_key = key
+  # pymtl3's own check compares the Verilog and its config only: a library
+  # built with other C++ flags or another Verilator must be rebuilt
+  cached = cached and _stamped( ip_cfg, key )
   row = { "model": ip_cfg.translated_top_module, "source": "folder" if cached else "built",
           "verilator_s": 0.0, "cxx_s": 0.0, "cxx_mb": None, "component": None }
   BUILDS.append( row )
   root = cache_dir()
   if root is not None:
-    ip_cfg._dfx_cache_entry = root / model_key( ip_cfg, cfg_d )
+    ip_cfg._dfx_cache_entry = root / key
     if not cached and ( ip_cfg._dfx_cache_entry / ip_cfg.get_shared_lib_path() ).exists():
       try:
         _restore( ip_cfg._dfx_cache_entry, ip_cfg )
+        _stamp( ip_cfg ).write_text( key )
         cached = True
         row[ "source" ] = "model cache"
       except OSError:
@@ -182,6 +219,9 @@ def _get_imported_object( s, m ):
   ip_cfg = imp._ip_cfg
   if row.get( "source" ) == "built":
     row[ "cxx_mb" ] = _cpp_megabytes( ip_cfg )
+    key = getattr( ip_cfg, "_dfx_model_key", None )
+    if key is not None:
+      _stamp( ip_cfg ).write_text( key )
     entry = getattr( ip_cfg, "_dfx_cache_entry", None )
     if entry is not None and not entry.exists():
       try:

@@ -113,7 +113,7 @@ def _cycles( comp ):
   try:
     while top.get_parent_object() is not None:
       top = top.get_parent_object()
-    return top.sim_cycle_count()
+    return top.sim_cycle_count() + getattr( top, "cycles_outside_sim", 0 )
   except Exception:                  # not simulated (lint, translation only)
     return None
 
