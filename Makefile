@@ -52,10 +52,24 @@ XDIST = -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 # of the cycle-level simulations, which would take make test past CI's budget.
 COVERAGE ?=
 
+# the plain pass's wall-time budget on this project's 2-CPU machine (pure
+# Python: a cache does not make it faster), checked after the pass so a new
+# slow test is seen when it lands; PLAIN_BUDGET_S=0 turns the check off
+PLAIN_BUDGET_S ?= 1800
+PYTEST = ../../$(PY) -m pytest ../../tests -q --durations=20 $(XDIST)
+
+# each pass prints its wall time; the Verilator pass ends with the table of
+# its Verilator builds (build/test/verilator_builds.json)
 test: setup
 	@mkdir -p $(BUILD)/test
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --durations=15 $(XDIST) $(COVERAGE) $(PYTEST_ARGS)
-	cd $(BUILD)/test && ../../$(PY) -m pytest ../../tests -q --durations=15 $(XDIST) --test-verilog -m "not no_verilog" --require-all-verilated $(PYTEST_ARGS)
+	@cd $(BUILD)/test && t0=$$(date +%s) && \
+	  $(PYTEST) $(COVERAGE) $(PYTEST_ARGS) && \
+	  t=$$(( $$(date +%s) - t0 )) && echo "plain pass: $$t s (budget $(PLAIN_BUDGET_S) s)" && \
+	  if [ $(PLAIN_BUDGET_S) -gt 0 ] && [ $$t -gt $(PLAIN_BUDGET_S) ]; then \
+	    echo "the plain pass took $$t s, over its budget of $(PLAIN_BUDGET_S) s (PLAIN_BUDGET_S in the Makefile): find the new slow test in the durations above"; exit 1; fi
+	@cd $(BUILD)/test && t0=$$(date +%s) && \
+	  $(PYTEST) --test-verilog -m "not no_verilog" --require-all-verilated $(PYTEST_ARGS) && \
+	  echo "Verilator pass: $$(( $$(date +%s) - t0 )) s"
 
 clean:
 	rm -rf $(BUILD)

@@ -28,6 +28,11 @@ os.environ.setdefault( "DFX_VL_OPT", "-O1" )
 REPO = pathlib.Path( __file__ ).resolve().parent.parent
 BUILD = REPO / "build" / "pytest"
 
+# the CL runs of the small GPT-2 kept for this checkout's next pass: the
+# Verilator pass takes its models' cycle references from the plain pass's
+# cl cases (`small_gpt2.cl_results`, keyed on the package's source)
+os.environ.setdefault( "DFX_CL_RUNS", str( BUILD / "cl_runs" ) )
+
 
 def _translating( config ):
   return bool( config.getoption( "test_verilog" ) or

@@ -13,10 +13,17 @@ or `model="read_ahead"`: `GPT` with `weight_read_ahead=1`, l=32 and a
 64-tile weight FIFO) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
-logits' bits, the host); `cl_run`: the CL run, once per process.
+logits' bits, the host); `cl_run`: the CL run, once per process;
+`cl_results`: its `results()` (the cycle reference of the other levels),
+kept on disk for the next process when DFX_CL_RUNS names a folder.
 """
 
 import functools
+import hashlib
+import os
+import pathlib
+import pickle
+import sys
 import time
 
 from .. import numerics as N
@@ -131,4 +138,41 @@ def run( cores, level, levels=None, long=False, d=32, model=None ):
 
 @functools.lru_cache( maxsize=None )
 def cl_run( cores, long=False, d=32, model=None ):
-  return run( cores, "cl", long=long, d=d, model=model )
+  got = run( cores, "cl", long=long, d=d, model=model )
+  path = _results_path( cores, long, d, model )
+  if path is not None:
+    path.parent.mkdir( parents=True, exist_ok=True )
+    tmp = path.with_suffix( f".{os.getpid()}" )
+    tmp.write_bytes( pickle.dumps( got[2].results() ) )
+    os.replace( tmp, path )
+  return got
+
+
+@functools.lru_cache( maxsize=None )
+def cl_results( cores, long=False, d=32, model=None ):
+  """The CL run's results: those a process of this checkout stored for the
+  same package source (make test's plain pass runs every cl case before the
+  Verilator pass compares its models' cycles with them), else a CL run."""
+  path = _results_path( cores, long, d, model )
+  if path is not None and path.exists():
+    return pickle.loads( path.read_bytes() )
+  return cl_run( cores, long, d, model )[2].results()
+
+
+@functools.lru_cache( maxsize=None )
+def _source_hash():
+  # every module of the package: a change anywhere may change a cycle
+  h = hashlib.sha256( repr( sys.version_info[ :2 ] ).encode() )
+  root = pathlib.Path( __file__ ).resolve().parents[ 1 ]
+  for f in sorted( root.rglob( "*.py" ) ):
+    h.update( str( f.relative_to( root ) ).encode() + f.read_bytes() )
+  return h.hexdigest()[ :24 ]
+
+
+def _results_path( cores, long, d, model ):
+  folder = os.environ.get( "DFX_CL_RUNS" )
+  if not folder:
+    return None
+  args = hashlib.sha256( repr( ( cores, long, d, model,
+                                 _dfx( cores, d, long, model ) ) ).encode() ).hexdigest()[ :16 ]
+  return pathlib.Path( folder ) / _source_hash() / f"{args}.pickle"

@@ -7,8 +7,11 @@ core.Core.prepare_sim).  The plugin wraps that pass: before a translation it
 walks the components marked for it and records the class of each component
 beneath them against the running test.  At the end of a --test-verilog
 session it prints every RTL component of pymtl_dfx with the first test that
-Verilated it, writes the table to build/verilated_components.json, and with
---require-all-verilated fails the session when a component has none.
+Verilated it, and every design option (`config.DESIGN_FIELDS`) with the
+first test that Verilated a model built with it on, writes the table to
+build/verilated_components.json, and with --require-all-verilated fails the
+session when a component has none (an option that only changes the
+program, such as the read-ahead, is listed but not required).
 
 It also prints the table of every Verilator import of the session
 (`verilated_cache.BUILDS`: the model, the test, whence it came, Verilator and
@@ -70,6 +73,20 @@ def _classes_below( comp ):
   return out
 
 
+def _options_below( comp ):
+  """`option NAME` for every design option (`config.DESIGN_FIELDS`) that is
+  on in a DFXConfig some component beneath `comp` was built with."""
+  from ..config import DESIGN_FIELDS, DFXConfig
+  out = set()
+  dsl = getattr( comp, "_dsl", None )
+  for arg in list( getattr( dsl, "args", () ) ) + list( getattr( dsl, "kwargs", {} ).values() ):
+    if isinstance( arg, DFXConfig ):
+      out |= { f"option {f}" for f in DESIGN_FIELDS if getattr( arg, f ) }
+  for child in comp.get_child_components():
+    out |= _options_below( child )
+  return out
+
+
 def _marked( top, flag ):
   if top.has_metadata( flag ) and top.get_metadata( flag ):
     return [ top ]
@@ -84,7 +101,7 @@ def _wrap_translation_pass():
 
   def recording( self, top ):
     for comp in _marked( top, Pass.enable ):
-      for name in _classes_below( comp ):
+      for name in _classes_below( comp ) | _options_below( comp ):
         _seen.setdefault( name, _current[ "test" ] )
     return original( self, top )
 
@@ -150,14 +167,18 @@ def pytest_sessionfinish( session ):
   BUILDS_OUT.parent.mkdir( parents=True, exist_ok=True )
   with atomic_open( BUILDS_OUT ) as f:
     f.write( json.dumps( _builds, indent=1 ) + "\n" )
-  components = rtl_components()
-  table = { name: _seen.get( name ) for name in sorted( components ) }
+  from ..config import DESIGN_FIELDS
+  components = sorted( rtl_components() ) + [ f"option {f}" for f in DESIGN_FIELDS ]
+  table = { name: _seen.get( name ) for name in components }
   OUT.parent.mkdir( parents=True, exist_ok=True )
   with atomic_open( OUT ) as f:
     f.write( json.dumps( table, indent=1 ) + "\n" )
   missing = [ n for n, t in table.items() if t is None ]
   config._verilated_table = ( table, missing )
-  if missing and config.getoption( "require_all_verilated" ):
+  # a design option that only reorders the program (e.g. the read-ahead)
+  # has no RTL of its own: only components are required
+  if ( [ n for n in missing if not n.startswith( "option " ) ]
+       and config.getoption( "require_all_verilated" ) ):
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -196,11 +217,11 @@ def pytest_terminal_summary( terminalreporter, config ):
   table, missing = got
   tr = terminalreporter
   _write_builds( tr )
-  tr.section( "RTL components run in Verilator" )
+  tr.section( "RTL components and design options run in Verilator" )
   for name, test in table.items():
     tr.write_line( f"{name:26s} {test or 'NONE: no test Verilates it'}" )
-  tr.write_line( f"{len( table ) - len( missing )} of {len( table )} RTL components "
-                 f"Verilated; table in {OUT.relative_to( REPO )}" )
+  tr.write_line( f"{len( table ) - len( missing )} of {len( table )} RTL components and "
+                 f"design options Verilated; table in {OUT.relative_to( REPO )}" )
   if missing:
     tr.write_line( "not Verilated by any selected test: " + ", ".join( missing ),
-                   red=True )
+                   red=any( not n.startswith( "option " ) for n in missing ) )

@@ -58,8 +58,8 @@ from pymtl_dfx.compiler.read_ahead import fifo_bound
 from pymtl_dfx.config import DESIGN_FIELDS
 from pymtl_dfx.core.Core import CoreConfigError, resolve_levels
 from pymtl_dfx.testing.perf_check import assert_perf_equals_cl
-from pymtl_dfx.testing.small_gpt2 import (NEW, NEW_LONG, PROMPT, PROMPT_LONG, cl_run, compiled,
-                                          reference, run)
+from pymtl_dfx.testing.small_gpt2 import (NEW, NEW_LONG, PROMPT, PROMPT_LONG, cl_results, cl_run,
+                                          compiled, reference, run)
 
 # an RTL control unit or weight FIFO next to the CL DMA forms a block-level
 # combinational loop in pymtl3's scheduler (rdy -> val through DMACL's one
@@ -113,7 +113,7 @@ def test_generate_on_cores( case, cores, d, cmdline_opts ):
   else:
     tokens, logits, host = run( cores, case, d=d )
   check( f"{case} d={d}", cores, tokens, logits, host, reference( cores, d=d ),
-         None if case == "fl" else cl_run( cores, d=d )[2], len( PROMPT ) + NEW - 1 )
+         None if case == "fl" else cl_results( cores, d=d ), len( PROMPT ) + NEW - 1 )
 
 
 # the ring position as each core's input (`Core(..., runtime_id=True)`, as
@@ -150,7 +150,7 @@ def test_long_context( case, cmdline_opts ):
   _, cm = compiled( 1, long=True )
   assert cm.layout["max_tokens"] > cm.dfx.d    # the attention spans two row chunks
   tokens, logits, host = run( 1, "verilog" if verilog else "cl", long=True )
-  cl = cl_run( 1, long=True )[2] if verilog else None
+  cl = cl_results( 1, long=True ) if verilog else None
   check( f"{case} long", 1, tokens, logits, host, reference( 1, long=True ), cl,
          len( PROMPT_LONG ) + NEW_LONG - 1 )
 
@@ -173,7 +173,7 @@ def test_attention_narrower_than_residual( case, cores, cmdline_opts ):
   else:
     tokens, logits, host = run( cores, case, model="attn" )
   check( f"{case} attn64", cores, tokens, logits, host, reference( cores, model="attn" ),
-         None if case == "fl" else cl_run( cores, model="attn" )[2], len( PROMPT ) + NEW - 1 )
+         None if case == "fl" else cl_results( cores, model="attn" ), len( PROMPT ) + NEW - 1 )
 
 
 # the profiles `streaming` (every design option of `config.DESIGN_FIELDS`
@@ -199,7 +199,7 @@ def test_streaming_profile( case, profile, cores, cmdline_opts ):
   else:
     tokens, logits, host = run( cores, "verilog" if case == "rtl" else case, model=profile )
   check( f"{case} {profile}", cores, tokens, logits, host, reference( cores, model=profile ),
-         None if case == "fl" else cl_run( cores, model=profile )[2], len( PROMPT ) + NEW - 1 )
+         None if case == "fl" else cl_results( cores, model=profile ), len( PROMPT ) + NEW - 1 )
 
 
 # the c_proj matrices split by rows (`proj_row_split`): on 2 cores the
@@ -221,7 +221,7 @@ def test_row_split_projections( case, cores, cmdline_opts ):
   else:
     tokens, logits, host = run( cores, case, model="rowsplit" )
   check( f"{case} rowsplit", cores, tokens, logits, host, want,
-         None if case == "fl" else cl_run( cores, model="rowsplit" )[2], len( PROMPT ) + NEW - 1 )
+         None if case == "fl" else cl_results( cores, model="rowsplit" ), len( PROMPT ) + NEW - 1 )
 
 
 def test_interleaved_reductions():
@@ -267,14 +267,14 @@ def test_compiler_option( model, new_numerics, case, cores, cmdline_opts ):
     tokens, logits, host = run( cores, case, model=model )
   want = reference( cores, model=model )
   check( f"{case} {model}", cores, tokens, logits, host, want,
-         None if case == "fl" else cl_run( cores, model=model )[2], len( PROMPT ) + NEW - 1 )
+         None if case == "fl" else cl_results( cores, model=model ), len( PROMPT ) + NEW - 1 )
   if new_numerics:
     assert not np.array_equal( want[1], reference( cores )[1] ), "the option changed no logit"
 
 
 def check( case, cores, tokens, logits, host, want, cl, steps ):
   """Tokens and final logits equal the reference; the cycles are consistent
-  and, when `cl` (a CL run's host) is given, equal CL's."""
+  and, when `cl` (a CL run's `results()`) is given, equal CL's."""
   want_tokens, want_logits = want
   assert tokens == want_tokens
   assert np.array_equal( logits, want_logits ), "final logits differ from the reference"
@@ -287,7 +287,7 @@ def check( case, cores, tokens, logits, host, want, cl, steps ):
          f"build+load {host.build_and_load:.1f} s, total {host.seconds:.1f} s, "
          f"steps {r['step_cycles']}, classes {r['class_cycles']}" )
   if cl is not None:
-    c = cl.results()
+    c = cl
     assert r["step_cycles"] == c["step_cycles"]
     assert r["step_classes"] == c["step_classes"]
     assert r["unit_busy"] == c["unit_busy"]

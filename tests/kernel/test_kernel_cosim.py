@@ -13,7 +13,7 @@ by the AXI adapters' and the program fetch's latencies: both are printed.
 import numpy as np
 import pytest
 
-from pymtl_dfx.testing.small_gpt2 import NEW, PROMPT, cl_run, reference, run
+from pymtl_dfx.testing.small_gpt2 import NEW, PROMPT, cl_results, reference, run
 
 D = 8              # testing.core_mixing's narrow core: 128-bit memory words
 
@@ -33,7 +33,7 @@ def test_kernel_generates_the_reference( cores, cmdline_opts ):
   assert np.array_equal( logits, want_logits ), "final logits differ from the reference"
   r = host.results()
   assert len( r["step_cycles"] ) == len( PROMPT ) + NEW - 1
-  cl = cl_run( cores, d=D )[2].results()
+  cl = cl_results( cores, d=D )
   # on one card the kernel adds the AXI round trips and the fetch to CL's
   # core: never faster.  On a ring the co-simulation's link model (Aurora's
   # core latency) is not CL's link (`ring_*` costs, UDP by default).
