@@ -75,13 +75,15 @@ def _classes_below( comp ):
 
 def _options_below( comp ):
   """`option NAME` for every design option (`config.DESIGN_FIELDS`) that is
-  on in a DFXConfig some component beneath `comp` was built with."""
+  on (away from the paper's value, the field's default) in a DFXConfig some
+  component beneath `comp` was built with."""
   from ..config import DESIGN_FIELDS, DFXConfig
+  paper = DFXConfig()
   out = set()
   dsl = getattr( comp, "_dsl", None )
   for arg in list( getattr( dsl, "args", () ) ) + list( getattr( dsl, "kwargs", {} ).values() ):
     if isinstance( arg, DFXConfig ):
-      out |= { f"option {f}" for f in DESIGN_FIELDS if getattr( arg, f ) }
+      out |= { f"option {f}" for f in DESIGN_FIELDS if getattr( arg, f ) != getattr( paper, f ) }
   for child in comp.get_child_components():
     out |= _options_below( child )
   return out
