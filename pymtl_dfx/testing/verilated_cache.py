@@ -99,7 +99,9 @@ def model_key( ip_cfg, cfg_d ):
   parts = {
     "verilog": _verilog_hash( ip_cfg.translated_source_file ),
     "top": ip_cfg.translated_top_module,
-    "import": cfg_d,
+    # pymtl3's own Verilog hash in its config keeps the source's absolute
+    # paths (its comments): the comment-free hash above stands for it
+    "import": { k: v for k, v in cfg_d.items() if k != "verilog_hash" },
     "vl_cmd": ip_cfg.create_vl_cmd(),
     "verilator": _version( "verilator" ),
     "cxx": _version( "g++" ),
