@@ -1,4 +1,5 @@
-"""`dfx sweep`: a design-space sweep (issue #12 item 6).
+"""`dfx sweep`: a design-space sweep, each point's latency and FPGA
+resources, and the points no other beats on both.
 
 `grid` turns `--grid key=v1,v2` into validated DFXConfig points, `resources`
 estimates each point's FPGA resources per card from synthesised unit numbers

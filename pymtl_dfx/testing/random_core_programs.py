@@ -1,7 +1,8 @@
 """Random legal core programs and the runners that compare the levels on them.
 
-Differential testing of the whole core (issue #10 item 4,
-tests/core/test_random_programs.py): `programs()` is a hypothesis strategy
+Differential testing of the whole core: every level against the
+functional core on the same random programs
+(tests/core/test_random_programs.py): `programs()` is a hypothesis strategy
 of `CoreProgram`s, each a program every level must run to the same end, and
 the initial contents of the memory words it touches.  `ring_programs()`
 draws `RingProgram`s: one such program per core of a 2-core ring, with
