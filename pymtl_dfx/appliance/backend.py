@@ -136,8 +136,8 @@ class StreamBackend:
     s.depth = { "hbm": hbm_depth, "ddr": ddr_depth }
     whole = level == "verilog"
     # Verilated whole, every core is the one module with its ring position
-    # an input (as in the kernel): Verilator generates and g++ compiles one
-    # core's C++ for the N cores instead of N copies
+    # an input: the form the kernel and `dfx verilog` ship, so the tests
+    # Verilate what goes to the card
     top = HostTop( cfg, cores, levels, hbm_depth, ddr_depth, "rtl" if whole else level,
                    runtime_id or whole )
     t0 = time.perf_counter()

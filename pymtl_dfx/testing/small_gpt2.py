@@ -27,6 +27,7 @@ import sys
 import time
 
 from .. import numerics as N
+from ..atomic import atomic_open
 from .. import profiles
 from ..appliance.host import Host
 from ..compiler.build import compile_model
@@ -142,9 +143,8 @@ def cl_run( cores, long=False, d=32, model=None ):
   path = _results_path( cores, long, d, model )
   if path is not None:
     path.parent.mkdir( parents=True, exist_ok=True )
-    tmp = path.with_suffix( f".{os.getpid()}" )
-    tmp.write_bytes( pickle.dumps( got[2].results() ) )
-    os.replace( tmp, path )
+    with atomic_open( path, "wb" ) as f:
+      pickle.dump( got[2].results(), f )
   return got
 
 

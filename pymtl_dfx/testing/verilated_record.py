@@ -73,6 +73,13 @@ def _classes_below( comp ):
   return out
 
 
+OPTION = "option "     # the table's names of design options: `option NAME`
+
+
+def _is_component( name ):
+  return not name.startswith( OPTION )
+
+
 def _options_below( comp ):
   """`option NAME` for every design option (`config.DESIGN_FIELDS`) that is
   on (away from the paper's value, the field's default) in a DFXConfig some
@@ -83,7 +90,7 @@ def _options_below( comp ):
   dsl = getattr( comp, "_dsl", None )
   for arg in list( getattr( dsl, "args", () ) ) + list( getattr( dsl, "kwargs", {} ).values() ):
     if isinstance( arg, DFXConfig ):
-      out |= { f"option {f}" for f in DESIGN_FIELDS if getattr( arg, f ) != getattr( paper, f ) }
+      out |= { OPTION + f for f in DESIGN_FIELDS if getattr( arg, f ) != getattr( paper, f ) }
   for child in comp.get_child_components():
     out |= _options_below( child )
   return out
@@ -170,7 +177,7 @@ def pytest_sessionfinish( session ):
   with atomic_open( BUILDS_OUT ) as f:
     f.write( json.dumps( _builds, indent=1 ) + "\n" )
   from ..config import DESIGN_FIELDS
-  components = sorted( rtl_components() ) + [ f"option {f}" for f in DESIGN_FIELDS ]
+  components = sorted( rtl_components() ) + [ OPTION + f for f in DESIGN_FIELDS ]
   table = { name: _seen.get( name ) for name in components }
   OUT.parent.mkdir( parents=True, exist_ok=True )
   with atomic_open( OUT ) as f:
@@ -179,8 +186,7 @@ def pytest_sessionfinish( session ):
   config._verilated_table = ( table, missing )
   # a design option that only reorders the program (e.g. the read-ahead)
   # has no RTL of its own: only components are required
-  if ( [ n for n in missing if not n.startswith( "option " ) ]
-       and config.getoption( "require_all_verilated" ) ):
+  if any( map( _is_component, missing ) ) and config.getoption( "require_all_verilated" ):
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -226,4 +232,4 @@ def pytest_terminal_summary( terminalreporter, config ):
                  f"design options Verilated; table in {OUT.relative_to( REPO )}" )
   if missing:
     tr.write_line( "not Verilated by any selected test: " + ", ".join( missing ),
-                   red=any( not n.startswith( "option " ) for n in missing ) )
+                   red=any( map( _is_component, missing ) ) )
