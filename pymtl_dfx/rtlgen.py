@@ -150,8 +150,7 @@ def lint( path, top, verilator="debian" ):
       if not ( re.search( pattern, source[ int( line ) - 1 ] ) or re.search( pattern, msg ) ):
         cls += " (not waived)"
     classes[ cls ] += 1
-  errors = re.findall( r"%Error.*", r.stderr )
-  return classes, errors, r.stderr
+  return classes, _error_lines( r.stderr ), r.stderr
 
 
 def waiver_reason( cls ):
@@ -175,12 +174,48 @@ def lint_record( path, top, verilator="debian" ):
 
 def lint_failure( record, log ):
   """None for a lint with no error and no warning outside the waivers, else
-  one line: the counts and the first offending lines."""
-  bad = record["not_waived"]
-  if not record["errors"] and not bad:
+  one line: what failed (the errors, the classes not waived) and the first
+  offending lines."""
+  bad, n = record.get( "not_waived", [] ), record.get( "errors", 0 )
+  if not n and not bad:
     return None
-  errors = re.findall( r"%Error.*", log )
+  errors = _error_lines( log )
   first = ( errors + [ l for l in log.splitlines()
                        if any( f"%Warning-{c.split()[0]}:" in l for c in bad ) ] )[:3]
-  return ( f"{record['errors']} error(s), not waived: {bad or 'none'}; "
-           f"first: {' | '.join( first )}" )
+  what = ( [ f"{n} error(s)" ] if n else [] ) \
+    + ( [ f"warnings not waived: {', '.join( bad )}" ] if bad else [] )
+  return f"{'; '.join( what )}; first: {' | '.join( first )}"
+
+
+def _error_lines( log ):
+  # Verilator's closing "%Error: Exiting due to N error(s)" is a count, not an error
+  return [ l for l in re.findall( r"%Error.*", log ) if not l.startswith( "%Error: Exiting due to" ) ]
+
+
+class LintRefusal( Exception ):
+  """An output refused for its lint: `failure` (lint_failure's line) and
+  Verilator's whole `log`, kept by `keep_refused_log` once the refused
+  folder is gone."""
+
+  def __init__( s, top, failure, log ):
+    super().__init__( f"lint of {top} failed: {failure}" )
+    s.log = log
+
+
+def keep_refused_log( out_dir, log ):
+  """Write the lint log of an output that was refused (and so not written)
+  where the user finds it: OUT.lint.log beside OUT when OUT's parent exists,
+  else a new scratch folder (the parents made for OUT are gone again);
+  returns its path."""
+  import tempfile
+  from .atomic import write_text
+  out_dir = os.path.abspath( os.fspath( out_dir ) ).rstrip( os.sep )
+  if os.path.isdir( os.path.dirname( out_dir ) ):
+    try:
+      write_text( f"{out_dir}.lint.log", log )
+      return f"{out_dir}.lint.log"
+    except ( OSError, ValueError ):
+      pass                                # not writable there, or a folder or link of that name
+  path = os.path.join( tempfile.mkdtemp( prefix="dfx-lint-" ), "lint.log" )
+  write_text( path, log )
+  return path

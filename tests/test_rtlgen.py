@@ -42,15 +42,33 @@ def core_partials( tmp_path_factory ):
   return _core_file( tmp_path_factory, NARROW + [ "reduce_partials=8" ] )
 
 
-@pytest.fixture( scope="module" )
-def kernel( tmp_path_factory ):
-  """(path, top) of the kernel's dfx_kernel.sv at NARROW, not linted."""
+def _kernel_file( tmp_path_factory, sets ):
   from pymtl_dfx.config import DFXConfig
   from pymtl_dfx.kernel.interface import TOP
   from pymtl_dfx.kernel.verilog import write_kernel_sv
   out = tmp_path_factory.mktemp( "kernel" )
-  record = write_kernel_sv( DFXConfig().with_overrides( NARROW ), str( out ), lint=False )
+  record = write_kernel_sv( DFXConfig().with_overrides( sets ), str( out ), lint=False )
   return str( out / record["files"][0] ), TOP
+
+
+@pytest.fixture( scope="module" )
+def kernel( tmp_path_factory ):
+  """(path, top) of the kernel's dfx_kernel.sv at NARROW, not linted."""
+  return _kernel_file( tmp_path_factory, NARROW )
+
+
+@pytest.fixture( scope="module" )
+def kernel_u280_channels( tmp_path_factory ):
+  """The kernel at d=8 with the U280's 32 HBM pseudo-channels and both DDR
+  ports: 101 argument words in s_axi_control, past Verilator's loop
+  unrolling, and the DMA's write engine on 32 AXI masters at once."""
+  return _kernel_file( tmp_path_factory, [ "d=8", "l=4" ] )
+
+
+@pytest.fixture( scope="module" )
+def kernel_ring4( tmp_path_factory ):
+  """The kernel of one card of a 4-card ring, at NARROW."""
+  return _kernel_file( tmp_path_factory, NARROW + [ "cores=4" ] )
 
 
 def canonical( warnings ):
@@ -62,7 +80,8 @@ def canonical( warnings ):
   return counts
 
 
-@pytest.mark.parametrize( "design", [ "core", "kernel", "core_partials" ] )
+@pytest.mark.parametrize( "design", [ "core", "kernel", "core_partials", "kernel_u280_channels",
+                                     "kernel_ring4" ] )
 def test_clean_under_both_versions( request, design ):
   path, top = request.getfixturevalue( design )
   records = {}

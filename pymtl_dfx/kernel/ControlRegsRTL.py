@@ -56,6 +56,7 @@ consistent.
 
 from pymtl3 import *
 
+from .ArgWordRTL import ArgWordRTL
 from .axi import LITE_DATA_BITS, AxiLiteSlaveIfc, RESP_OKAY
 from .interface import CTRL_ADDR_BITS, register_map
 
@@ -147,8 +148,13 @@ class ControlRegsRTL( Component ):
     s.wr_isr0 = Wire()
     s.rd_ctrl = Wire()
     # the argument registers as the host wrote them, and as latched at start
-    s.arg_store = [ Wire( 32 ) for _ in range( NA ) ]
-    s.arg_latch = [ Wire( 32 ) for _ in range( NA ) ]
+    s.arg_words = [ ArgWordRTL() for _ in range( NA ) ]
+    s.arg_we = [ Wire() for _ in range( NA ) ]
+    for j in range( NA ):
+      s.arg_words[ j ].we //= s.arg_we[ j ]
+      s.arg_words[ j ].wdata //= s.w_data
+      s.arg_words[ j ].wmask //= s.w_mask
+      s.arg_words[ j ].go //= s.go
 
     # what every word of the map reads
     s.ctrl_word = Wire( 32 )
@@ -163,16 +169,16 @@ class ControlRegsRTL( Component ):
       elif w[ 0 ] == "ctrl":
         s.rd_words[ i ] //= ctrl_words[ w[ 1 ] ]
       elif w[ 0 ] == "arg":
-        s.rd_words[ i ] //= s.arg_store[ i - A0 ]
+        s.rd_words[ i ] //= s.arg_words[ i - A0 ].store
       else:
         port = getattr( s, f"st_{w[ 1 ].name}" )
         s.rd_words[ i ] //= port[ 32 * w[ 2 ] : 32 * w[ 2 ] + 32 ]
     for r in args:
       port = getattr( s, f"arg_{r.name}" )
       j = r.offset // WORD_BYTES - A0
-      port[ 0:32 ] //= s.arg_latch[ j ]
+      port[ 0:32 ] //= s.arg_words[ j ].latch
       if r.bits == 64:
-        port[ 32:64 ] //= s.arg_latch[ j + 1 ]
+        port[ 32:64 ] //= s.arg_words[ j + 1 ].latch
 
     s.start //= s.start_r
     s.busy //= s.running
@@ -254,15 +260,10 @@ class ControlRegsRTL( Component ):
       elif s.s_axi.rready:
         s.r_valid <<= 0
 
-    @update_ff
-    def up_args():
+    @update
+    def up_arg_we():
       for j in range( NA ):
-        if s.reset:
-          s.arg_store[ j ] <<= 0
-        elif s.w_fire & ( s.w_rel == j ):
-          s.arg_store[ j ] <<= ( s.arg_store[ j ] & ~s.w_mask ) | ( s.w_data & s.w_mask )
-        if s.go:
-          s.arg_latch[ j ] <<= s.arg_store[ j ]
+        s.arg_we[ j ] @= s.w_fire & ( s.w_rel == j )
 
     @update_ff
     def up_ctrl():

@@ -136,13 +136,17 @@ class MemAxiMasterRTL( Component ):
       s.addr_in @= s.base + concat( zext( s.req.msg.row, RW ), Low( 0 ) )
 
     @update
-    def up_axim_take():
+    def up_axim_rdy():
       s.slot @= ( s.inflight < full ) & ( ( s.inflight == 0 ) | ( s.kind == s.req.msg.wr ) )
       if s.req.msg.wr:
         s.free @= ( ~s.aw_v | s.axi.awready ) & ( ~s.w_v | s.axi.wready )
       else:
         s.free @= ~s.ar_v | s.axi.arready
       s.req.rdy @= s.slot & s.free
+
+    # apart from up_axim_rdy, so that Verilator sees req.rdy independent of req.val
+    @update
+    def up_axim_take():
       s.take @= s.req.val & s.slot & s.free
 
     # R and B go straight to the core, and the core's rdy straight back:

@@ -402,3 +402,58 @@ def test_a_failure_leaves_no_folder( tmp_path, capsys, monkeypatch ):
   monkeypatch.setattr( P, "kernel_rtl", interrupted )
   _one_line( capsys, [ "fpga", "--out", str( tmp_path / "k" ), *SMALL_SET ], 130, "interrupted" )
   assert os.listdir( tmp_path ) == []
+
+
+# what Verilator 5.006 said of the kernel at 32 HBM channels before its
+# argument registers became one instance per word
+REFUSED_LOG = ( "%Warning-UNUSEDSIGNAL: dfx_kernel.sv:3:7: Signal is not used: 'x'\n"
+                "%Error-BLKLOOPINIT: dfx_kernel.sv:7:18: Unsupported: Delayed assignment to array "
+                "inside for loops (non-delayed is ok - see docs)\n"
+                "%Error: Exiting due to 1 error(s)\n" )
+
+
+def lint_failing_writer( cfg, out_dir ):
+  for name, text in ( ( "dfx_kernel.sv", "module dfx_kernel; endmodule\n" ),
+                      ( "filelist.f", "dfx_kernel.sv\n" ), ( "lint.log", REFUSED_LOG ) ):
+    with open( os.path.join( out_dir, name ), "w" ) as f:
+      f.write( text )
+  return dict( top="dfx_kernel", files=[ "dfx_kernel.sv" ],
+               lint=dict( verilator="debian", version="5.006", errors=1, not_waived=[] ) )
+
+
+def test_a_lint_failure_says_why_and_keeps_the_log( tmp_path, capsys, monkeypatch ):
+  monkeypatch.setattr( P, "kernel_rtl", lint_failing_writer )
+  err = _one_line( capsys, [ "fpga", "--out", str( tmp_path / "u280" ), *SMALL_SET ], 1,
+                   "lint of dfx_kernel (debian Verilator 5.006) failed: 1 error(s); first: "
+                   "%Error-BLKLOOPINIT: dfx_kernel.sv:7:18" )
+  assert "not waived" not in err and "Exiting" not in err
+  assert err.endswith( f"the whole log: {tmp_path / 'u280.lint.log'}" )
+  assert os.listdir( tmp_path ) == [ "u280.lint.log" ]
+  assert ( tmp_path / "u280.lint.log" ).read_text() == REFUSED_LOG
+  # a second failure replaces the log; an --out whose parents dfx made keeps its log in a
+  # scratch folder (the parents go with the refused folder)
+  _one_line( capsys, [ "fpga", "--out", str( tmp_path / "u280" ), *SMALL_SET ], 1, "1 error(s)" )
+  err = _one_line( capsys, [ "fpga", "--out", str( tmp_path / "new" / "u280" ), *SMALL_SET ], 1,
+                   "the whole log: " )
+  kept = err.rsplit( "the whole log: ", 1 )[1]
+  assert open( kept ).read() == REFUSED_LOG and "dfx-lint-" in kept
+  shutil.rmtree( os.path.dirname( kept ) )
+  assert os.listdir( tmp_path ) == [ "u280.lint.log" ]
+
+
+def test_dfx_fpga_at_the_papers_config( tmp_path, capsys ):
+  """The README's `dfx fpga` at the paper's d=64, l=16 and 32 HBM channels,
+  with the real RTL writer: the slowest packaging test (~1.5 min, most of
+  it the two lints)."""
+  pytest.importorskip( "pymtl_dfx.kernel.verilog" )
+  from pymtl_dfx.rtlgen import verilator_command
+  out = tmp_path / "u280"
+  assert cli.main( [ "fpga", "--out", str( out ), "--json" ] ) == 0
+  rec = json.loads( capsys.readouterr().out )
+  assert DFXConfig.from_dict( rec["config"] ) == PAPER
+  assert len( rec["memory_masters"] ) >= PAPER.hbm_channels
+  for v, lint in rec["rtl"]["lints"].items():
+    assert lint["errors"] == 0 and lint["not_waived"] == [], ( v, lint )
+  verilator_command( "debian" )          # Debian's lint was among them (it is on PATH)
+  assert "debian" in rec["rtl"]["lints"]
+  assert sorted( os.listdir( out ) ) == sorted( rec["files"] )

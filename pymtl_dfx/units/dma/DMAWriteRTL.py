@@ -117,8 +117,6 @@ class DMAWriteRTL( Component ):
 
     @update
     def up_write_req():
-      for j in range( S ):
-        s.sent[j] @= 0
       for c in range( C ):
         s.req[c].val @= 0
         s.req[c].msg.wr @= 1
@@ -134,6 +132,18 @@ class DMAWriteRTL( Component ):
               s.req[c].msg.strb @= s.strb_r
             else:
               s.req[c].msg.strb @= ALL_ELEMS
+
+    # A block of its own: with `sent` (which reads req.rdy) in up_write_req,
+    # Verilator sees req.msg depend on req.rdy, and the AXI master's rdy
+    # depends on req.msg.wr, a combinational loop (UNOPTFLAT) once the 32
+    # HBM channels' ports form one array
+    @update
+    def up_write_sent():
+      for j in range( S ):
+        s.sent[j] @= 0
+      for c in range( C ):
+        for j in range( S ):
+          if s.pending[j] & ( s.slot_addr[j][ 0:logC ] == IdxT( c ) ):
             s.sent[j] @= s.busy_r & s.full & s.req[c].rdy
 
     @update
