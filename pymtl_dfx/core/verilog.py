@@ -76,33 +76,29 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True, profile=None ):
   record.  Everything is made in OUT.dfx-partial-HEX beside it and renamed
   at the end; on any exception (Ctrl-C, SIGTERM, a lint failure) that folder
   and the parents made for it are removed again.  A lint failure keeps
-  Verilator's log (`rtlgen.keep_refused_log`: OUT.lint.log) and names it."""
+  Verilator's log (`rtlgen.keeping_refused_log`: OUT.lint.log) and names it."""
   from .. import __version__
   from ..atomic import atomic_dir
-  from ..printable import shown
-  from ..rtlgen import LintRefusal, keep_refused_log, lint_failure, lint_record, translate
-  try:
-    with atomic_dir( out_dir, "--out" ) as work:
-      core = fpga_core( cfg )
-      path, top = translate( core, work )
-      record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(), profile=profile,
-                     pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
-      if lint:
-        record["lint"], log = lint_record( path, top )
-        with open( os.path.join( work, "lint.log" ), "w" ) as f:
-          f.write( log )
-        failure = lint_failure( record["lint"], log )
-        if failure:
-          raise LintRefusal( top, failure, log )
-      for name in os.listdir( work ):     # translation leaves its own scratch files
-        if name not in ( f"{top}.v", "lint.log" ):
-          p = os.path.join( work, name )
-          shutil.rmtree( p ) if os.path.isdir( p ) else os.remove( p )
-      with open( os.path.join( work, "filelist.f" ), "w" ) as f:
-        f.write( f"{top}.v\n" )
-      with open( os.path.join( work, "config.json" ), "w" ) as f:
-        json.dump( record, f, indent=2 )
-        f.write( "\n" )
-  except LintRefusal as e:
-    raise VerilogError( f"{e}; the whole log: {shown( keep_refused_log( out_dir, e.log ) )}" ) from None
+  from ..rtlgen import LintRefusal, keeping_refused_log, lint_failure, lint_record, translate
+  with keeping_refused_log( out_dir, VerilogError ), atomic_dir( out_dir, "--out" ) as work:
+    core = fpga_core( cfg )
+    path, top = translate( core, work )
+    record = dict( top=top, files=[ f"{top}.v" ], ports=top_ports( core ), config=cfg.to_dict(), profile=profile,
+                   pymtl_dfx=__version__, lines=sum( 1 for _ in open( path ) ) )
+    if lint:
+      record["lint"], log = lint_record( path, top )
+      with open( os.path.join( work, "lint.log" ), "w" ) as f:
+        f.write( log )
+      failure = lint_failure( record["lint"], log )
+      if failure:
+        raise LintRefusal( top, failure, log )
+    for name in os.listdir( work ):     # translation leaves its own scratch files
+      if name not in ( f"{top}.v", "lint.log" ):
+        p = os.path.join( work, name )
+        shutil.rmtree( p ) if os.path.isdir( p ) else os.remove( p )
+    with open( os.path.join( work, "filelist.f" ), "w" ) as f:
+      f.write( f"{top}.v\n" )
+    with open( os.path.join( work, "config.json" ), "w" ) as f:
+      json.dump( record, f, indent=2 )
+      f.write( "\n" )
   return record

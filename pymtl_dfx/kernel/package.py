@@ -602,32 +602,24 @@ def write_files( cfg, work, rtl ):
   return record
 
 
-def _read( folder, name ):
-  path = os.path.join( folder, name )
-  return open( path ).read() if os.path.isfile( path ) else ""
-
-
 def write_kernel_folder( cfg, out_dir ):
   """The whole U280 folder for `cfg` in out_dir (new or empty), all or
   nothing; returns the config.json record.  A lint failure keeps
-  Verilator's log (`rtlgen.keep_refused_log`: OUT.lint.log) and names it."""
+  Verilator's log (`rtlgen.keeping_refused_log`: OUT.lint.log) and names it."""
   from ..atomic import atomic_dir
   from ..bounds import check_dfx
-  from ..printable import shown
-  from ..rtlgen import LintRefusal, keep_refused_log, lint_failure
+  from ..rtlgen import LintRefusal, keeping_refused_log, lint_failure
   check_dfx( cfg, rtl=True )             # the U280's channels and sizes (`bounds`)
-  try:
-    with atomic_dir( out_dir, "--out" ) as work:
-      rtl = kernel_rtl( cfg, work )
-      missing = [ f for f in rtl["files"] if not os.path.isfile( os.path.join( work, f ) ) ]
-      if missing or not os.path.isfile( os.path.join( work, "filelist.f" ) ):
-        raise PackageError( f"the kernel's RTL writer did not write {missing or 'filelist.f'}" )
-      lint = rtl.get( "lint" )
-      failure = lint and lint_failure( lint, _read( work, "lint.log" ) )
-      if failure:
-        raise LintRefusal( f"{I.TOP} ({lint['verilator']} Verilator {lint['version']})", failure,
-                           _read( work, "lint.log" ) )
-      record = write_files( cfg, work, rtl )
-  except LintRefusal as e:
-    raise PackageError( f"{e}; the whole log: {shown( keep_refused_log( out_dir, e.log ) )}" ) from None
+  with keeping_refused_log( out_dir, PackageError ), atomic_dir( out_dir, "--out" ) as work:
+    rtl = kernel_rtl( cfg, work )
+    missing = [ f for f in rtl["files"] if not os.path.isfile( os.path.join( work, f ) ) ]
+    if missing or not os.path.isfile( os.path.join( work, "filelist.f" ) ):
+      raise PackageError( f"the kernel's RTL writer did not write {missing or 'filelist.f'}" )
+    lint = rtl.get( "lint" )
+    log_path = os.path.join( work, "lint.log" )
+    log = open( log_path ).read() if os.path.isfile( log_path ) else ""
+    failure = lint and lint_failure( lint, log )
+    if failure:
+      raise LintRefusal( f"{I.TOP} ({lint['verilator']} Verilator {lint['version']})", failure, log )
+    record = write_files( cfg, work, rtl )
   return record
