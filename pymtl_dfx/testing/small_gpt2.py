@@ -10,7 +10,8 @@ profile, or
 `GPT` with `proj_row_split=1`, or `model="lnfold"`: `GPT` with `ln_fold=1`,
 or `model="ln2fold"`: `GPT` with `ln2_fold=1` (and `vpu_gelu=1`),
 or `model="read_ahead"`: `GPT` with `weight_read_ahead=1`, l=32 and a
-64-tile weight FIFO) for `core_mixing.dfx_config`;
+64-tile weight FIFO, or `model="u280"`: `GPT` on the U280's 32 HBM
+channels) for `core_mixing.dfx_config`;
 `reference(...)`: the reference's tokens and final logits' bits;
 `run(cores, level, ...)`: a generation through `Host` (tokens, final
 logits' bits, the host); `cl_run`: the CL run, once per process;
@@ -89,6 +90,9 @@ MODELS = {
   "read_ahead": ( GPT, PROMPT, NEW, dict( weight_read_ahead=1, l=32, weight_fifo_entries=64 ),
                   False ),
   "heads": ( GPT_HEADS, PROMPT, NEW, profiles.values( "streaming" ), False ),
+  # the U280's 32 HBM pseudo-channels (the co-simulated kernel on one card,
+  # as `dfx fpga` writes it for a card)
+  "u280": ( GPT, PROMPT, NEW, dict( hbm_channels=32 ), True ),
 }
 
 

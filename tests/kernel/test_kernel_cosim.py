@@ -1,7 +1,8 @@
 """The wrapped U280 kernel co-simulated end to end: the small GPT-2 on 1
-card and on 2 cards joined by link models (clock crossings, back-pressure
-bursts) gives the DFX-numerics reference's tokens and final logits bit for
-bit, driven through the kernel's registers as the XRT runtime drives them.
+card with the U280's 32 HBM pseudo-channels and on 2 cards of 4 channels
+joined by link models (clock crossings, back-pressure bursts) gives the
+DFX-numerics reference's tokens and final logits bit for bit, driven
+through the kernel's registers as the XRT runtime drives them.
 
 Each case is one Verilator model of `kernel.CardsRTL` (the kernels, their
 memories behind AXI slaves, the links), so the cases run in make test's
@@ -16,6 +17,10 @@ import pytest
 from pymtl_dfx.testing.small_gpt2 import NEW, PROMPT, cl_results, reference, run
 
 D = 8              # testing.core_mixing's narrow core: 128-bit memory words
+# the small model's variant per card count (`small_gpt2.MODELS`): one card
+# as the U280 has it, 32 HBM channels, each an AXI master of its own; the
+# ring of 2 on 4 channels a card, so that the larger build is made once
+MODEL = { 1: "u280", 2: None }
 
 
 def verilator_pass( cmdline_opts ):
@@ -27,13 +32,14 @@ def verilator_pass( cmdline_opts ):
 @pytest.mark.parametrize( "cores", [ 1, 2 ] )
 def test_kernel_generates_the_reference( cores, cmdline_opts ):
   verilator_pass( cmdline_opts )
-  tokens, logits, host = run( cores, "kernel", d=D )
-  want_tokens, want_logits = reference( cores, d=D )
+  model = MODEL[ cores ]
+  tokens, logits, host = run( cores, "kernel", d=D, model=model )
+  want_tokens, want_logits = reference( cores, d=D, model=model )
   assert tokens == want_tokens
   assert np.array_equal( logits, want_logits ), "final logits differ from the reference"
   r = host.results()
   assert len( r["step_cycles"] ) == len( PROMPT ) + NEW - 1
-  cl = cl_results( cores, d=D )
+  cl = cl_results( cores, d=D, model=model )
   # on one card the kernel adds the AXI round trips and the fetch to CL's
   # core: never faster.  On a ring the co-simulation's link model (Aurora's
   # core latency) is not CL's link (`ring_*` costs, UDP by default).
@@ -47,7 +53,8 @@ def test_kernel_generates_the_reference( cores, cmdline_opts ):
 
 
 def test_the_kernels_control_protocol( cmdline_opts ):
-  """On the co-simulated kernel itself (the same model as the 1-card case):
+  """On the co-simulated kernel itself (the same model as the 1-card case,
+  32 HBM channels):
   ap_done clears on read, ap_idle after a run, the interrupt through
   GIE/IER/ISR, a start while busy ignored, an AXI error response raising
   its sticky error bit."""
@@ -59,7 +66,7 @@ def test_the_kernels_control_protocol( cmdline_opts ):
   from pymtl_dfx.testing.core_mixing import SMALL
   from pymtl_dfx.testing.small_gpt2 import compiled
   verilator_pass( cmdline_opts )
-  b = backend_for( compiled( 1, d=D )[1], "kernel", **SMALL[D][1] )
+  b = backend_for( compiled( 1, d=D, model=MODEL[1] )[1], "kernel", **SMALL[D][1] )
   ctl, top = b.ctl[0], b.top
   prog = assemble( "ddr_read v0, 0x10, vecs=16\nadd v0, v0, v0, len=16\nddr_write v0, 0x0, vecs=16" )
   alone, _ = b.run_programs( [ prog ], None, 10_000, "the program alone" )
