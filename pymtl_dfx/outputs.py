@@ -26,6 +26,7 @@ A refusal is an `OutputPathError` (a ValueError: exit 1, one line).
 """
 
 import os
+import pathlib
 import stat
 
 from .files import node_kind, os_error_cause
@@ -33,6 +34,15 @@ from .files import node_kind, os_error_cause
 
 class OutputPathError( ValueError ):
   """An output path that would destroy something or cannot be written."""
+
+
+def cache_home():
+  """The project's folder in the user's cache, $XDG_CACHE_HOME/pymtl_dfx
+  (~/.cache when unset): what a run writes by default and keeps for the
+  next one (the step cache, Verilator's builds and built models) goes
+  under it, never into the current directory."""
+  base = os.environ.get( "XDG_CACHE_HOME" ) or os.path.join( os.path.expanduser( "~" ), ".cache" )
+  return pathlib.Path( base ) / "pymtl_dfx"
 
 
 def _name( what, path ):
@@ -114,6 +124,7 @@ def check_file( path, what="", reads=None ):
   if up != parent and stat.S_ISDIR( st.st_mode ):
     raise OutputPathError( f"{_name( what, path )}: directory {parent} does not exist" )
   _writable_dir( up, st, path, what, "" )
+  _can_create( up, path, what )
   return path
 
 
@@ -139,6 +150,7 @@ def check_dir( path, what="", reads=None, empty=False ):
   # be a directory we may write in
   up, st = _existing( os.path.dirname( os.path.abspath( path ) ), path, what )
   _writable_dir( up, st, path, what, "cannot create it: " )
+  _can_create( up, path, what )
   return path
 
 
@@ -156,6 +168,32 @@ def _existing( d, path, what ):
       up = os.path.dirname( up )
     except OSError as e:
       raise OutputPathError( f"{_name( what, path )}: {up}: {_why( e )}" ) from None
+
+
+def _can_create( up, path, what ):
+  """Make and remove a folder in `up`, where `path` (a file written
+  atomically, beside itself) or its first missing folder will be made:
+  only trying tells a file system that takes nothing new (/proc, /sys)
+  from a writable one, as the mode bits let root write anywhere.  The
+  trial is named as a partial write of what will be made there, and goes
+  whatever happens (a signal included)."""
+  import contextlib
+  import errno
+  from .atomic import temp_name
+  first = os.path.abspath( path )
+  while os.path.dirname( first ) != up:
+    first = os.path.dirname( first )
+  trial = temp_name( first )
+  try:
+    try:
+      os.mkdir( trial, 0o700 )
+    except OSError as e:
+      why = ( "the file system there takes no new files or folders"
+              if e.errno == errno.ENOENT else os_error_cause( e ) )
+      raise OutputPathError( f"{_name( what, path )}: cannot create it in {up}: {why}" ) from None
+  finally:
+    with contextlib.suppress( OSError ):
+      os.rmdir( trial )
 
 
 def _writable_dir( up, st, path, what, prefix ):

@@ -139,10 +139,13 @@ def lint( path, top, verilator="debian" ):
   "WIDTHEXPAND" or "WIDTH (not waived)"), errors, log."""
   argv, env = verilator_command( verilator )
   # run beside the file, so the log names it as it will be named in its
-  # folder (a caller may lint in a scratch folder and move it afterwards)
-  r = subprocess.run( argv + [ "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
-                               os.path.basename( path ) ],
-                      capture_output=True, text=True, cwd=os.path.dirname( path ) or ".", env=env )
+  # folder (a caller may lint in a scratch folder and move it afterwards);
+  # in its own process group, as Debian's perl `verilator` runs verilator_bin
+  # as its child, which a stopped lint would leave running
+  r = verilator5.run_in_group( argv + [ "--lint-only", "-Wall", "-Wno-fatal", "--top-module", top,
+                                        os.path.basename( path ) ],
+                               capture_output=True, text=True, cwd=os.path.dirname( path ) or ".",
+                               env=env )
   source = open( path ).read().split( "\n" )
   classes = collections.Counter()
   for cls, line, msg in re.findall( r"%Warning-([A-Z0-9]+): [^:]+:(\d+):\d+: (.*)", r.stderr ):

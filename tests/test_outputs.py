@@ -176,7 +176,7 @@ def test_the_default_step_cache_is_checked_too( capsys, tmp_path, monkeypatch, n
   ( tmp_path / "cachefile" ).write_text( "x" )
   monkeypatch.setenv( "DFX_PERF_CACHE", str( tmp_path / "cachefile" ) )
   assert main( [ "perf", "--model", "tiny", "--in", "1", "--out", "1" ] ) == 1
-  assert capsys.readouterr().err == ( f"dfx perf: the step cache {tmp_path / 'cachefile'}: "
+  assert capsys.readouterr().err == ( f"dfx perf: the step cache at {tmp_path / 'cachefile'}: "
                                       f"is a regular file, not a directory\n" )
   # --no-cache writes no cache: nothing to check (the command itself runs)
   with pytest.raises( AssertionError, match="before its outputs were checked" ):
@@ -240,6 +240,54 @@ def test_dirs_are_made_with_their_parents( tmp_path ):
   assert outputs.check_dir( str( tmp_path / "a" / "b" / "c" ), "--out" )
   assert outputs.check_dir( str( tmp_path ), "--out" )      # an existing one too
   assert not ( tmp_path / "a" ).exists()                     # checking makes nothing
+
+
+# --- Verilator's builds: in the user's cache, not the current directory --------------------
+
+# a Verilated unit inside CL cores (seconds), the whole appliance (its
+# translation alone takes half a minute; a cold build, minutes)
+VERILATED = [ [ "--level", "cl", "--unit-levels", "ctrl=verilog" ],
+              [ "--level", "verilog", "--set", "d=8", "--set", "l=4", "--set", "hbm_channels=2" ] ]
+
+
+@pytest.fixture
+def in_empty_dir( tmp_path, monkeypatch ):
+  """An empty current directory, and a build folder of the test's own
+  (XDG_CACHE_HOME) beside the suite's model cache, which stays where it was."""
+  from pymtl_dfx.testing import verilated_cache
+  cache = verilated_cache.cache_dir()
+  monkeypatch.setenv( "DFX_VL_CACHE", str( cache ) if cache is not None else "0" )
+  monkeypatch.setenv( "XDG_CACHE_HOME", str( tmp_path / "cache" ) )
+  monkeypatch.delenv( "DFX_VL_SHARED_DIR", raising=False )
+  cwd = tmp_path / "cwd"
+  cwd.mkdir()
+  monkeypatch.chdir( cwd )
+  return cwd
+
+
+@pytest.mark.parametrize( "build", VERILATED, ids=[ "unit", "appliance" ] )
+def test_a_verilator_build_leaves_the_current_directory_empty( capsys, tmp_path, in_empty_dir,
+                                                               build, cmdline_opts ):
+  translating = bool( cmdline_opts.get( "test_verilog" ) or cmdline_opts.get( "test_yosys_verilog" ) )
+  if translating != ( build[1] == "verilog" ):
+    pytest.skip( "the unit's case runs in the plain pass" if translating else
+                 "builds the whole appliance (minutes cold): run with --test-verilog" )
+  assert main( [ "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "1",
+                 *build ] ) == 0
+  capsys.readouterr()
+  assert os.listdir( in_empty_dir ) == []
+  assert any( n.startswith( "lib" ) for n in os.listdir( tmp_path / "cache/pymtl_dfx/build" ) )
+
+
+def test_a_build_folder_that_cannot_be_made_is_one_line( capsys, in_empty_dir, monkeypatch ):
+  monkeypatch.setenv( "XDG_CACHE_HOME", os.devnull )
+  assert main( [ "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "1",
+                 *VERILATED[0] ] ) == 1
+  # the last line (a long build may be announced before it)
+  assert capsys.readouterr().err.splitlines()[-1] == (
+    f"dfx generate: the Verilator build folder {os.devnull}/pymtl_dfx/build: is not reachable: "
+    f"{os.devnull} is not a directory (XDG_CACHE_HOME or DFX_VL_SHARED_DIR moves it)" )
+  assert os.listdir( in_empty_dir ) == []
 
 
 # --- atomic writes: the same rules, recognisable partial files ------------------------------

@@ -41,7 +41,7 @@ def wait_in( mod, name, skip=0 ):
 
 from pymtl_dfx import cli
 if moment == "checking outputs":
-  wait_in( cli, "check_outputs" )
+  wait_in( cli.common, "check_outputs" )
 elif moment == "loading":
   wait_in( cli.common, "load_weights" )
 elif moment == "compiling":
@@ -53,6 +53,13 @@ elif moment == "writing the image":      # after the first section's bytes
 elif moment == "generating":             # the image is saved
   from pymtl_dfx.appliance.host import Host
   wait_in( Host, "generate" )
+elif moment == "timing the report":      # its steps, before any file of the report
+  from pymtl_dfx.report import compute
+  wait_in( compute, "fill" )
+elif moment == "drawing the sweep":      # the points computed (none here), the first file
+  from pymtl_dfx.sweep import build, figure
+  build.sweep = lambda *a, **k: []
+  wait_in( figure, "draw" )
 elif moment in ( "linting", "before the rename" ):
   # past the translation (pymtl3's, seconds, stopped unwrapped in the
   # "translating" cases): a one-module core, then the real lint, whose
@@ -291,3 +298,112 @@ def test_sigterm_to_dfx_alone_stops_its_workers( tmp_path ):
   assert ( code, err ) == ( 143, b"dfx perf: terminated\n" )
   assert time.monotonic() - t0 < 10
   assert not any( os.path.exists( f"/proc/{k}" ) for k in workers )
+
+
+def _descendants( pid ):
+  """The pids and names of every process below `pid` (Linux /proc)."""
+  out, todo = [], [ pid ]
+  while todo:
+    kids = _children( todo.pop() )
+    out += kids
+    todo += [ k for k, _ in kids ]
+  return out
+
+
+def _running( pid ):
+  try:
+    with open( f"/proc/{pid}/stat" ) as f:
+      return f.read().rsplit( ")", 1 )[1].split()[0] != "Z"
+  except OSError:
+    return False
+
+
+def test_sigterm_during_a_verilator_build_stops_the_compilers( tmp_path ):
+  """pymtl3 runs make through a shell, which subprocess alone would kill
+  on the way out, leaving make and its compilers to init: the whole build
+  goes with dfx (`verilator5.run_in_group`).  The DMA alone is Verilated
+  (the whole appliance translates for half a minute first)."""
+  if not os.path.isdir( "/proc/self" ):
+    pytest.skip( "finds the build's processes in /proc" )
+  # nothing cached: Verilator and make surely run, make's compiles for
+  # seconds (a ccache hit would end them before a leftover shows)
+  env = dict( os.environ, DFX_VL_CACHE="0", DFX_VL_CCACHE="0",
+              XDG_CACHE_HOME=str( tmp_path / "cache" ) )
+  env.pop( "DFX_VL_SHARED_DIR", None )
+  p, _ = _start( tmp_path, "none", [ "generate", "--model", "tiny", "--prompt-ids", "1",
+                                     "--new-tokens", "1", "--level", "cl",
+                                     "--unit-levels", "dma=verilog" ], env=env )
+  build = []
+
+  def building():
+    build[:] = _descendants( p.pid )
+    return any( name == "make" for _, name in build )
+  _wait_for( p, building, "make" )
+  code, _, err = _stop( p, signal.SIGTERM )
+  # the last line (the build is announced before it)
+  assert ( code, err.splitlines()[-1:] ) == ( 143, [ b"dfx generate: terminated" ] )
+  # dfx waits for its build's end: a second is slack, not the compile's time
+  t0 = time.monotonic()
+  while any( _running( k ) for k, _ in build ) and time.monotonic() - t0 < 1:
+    time.sleep( 0.05 )
+  assert [ b for b in build if _running( b[0] ) ] == []
+  assert os.listdir( tmp_path / "cwd" ) == []
+
+
+def _mapped( pid, name ):
+  try:
+    with open( f"/proc/{pid}/maps" ) as f:
+      return name in f.read()
+  except OSError:
+    return False
+
+
+WORDS = { signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hangup" }
+
+# signal, seconds after numpy's extension is mapped: the parser's imports
+# (generate's options import numpy, then pymtl3), the first half second of
+# a run, where a KeyboardInterrupt once printed the imports' traceback
+STARTING = [ ( signal.SIGINT, 0.0 ), ( signal.SIGINT, 0.1 ), ( signal.SIGINT, 0.3 ),
+             ( signal.SIGTERM, 0.05 ), ( signal.SIGHUP, 0.2 ) ]
+
+
+@pytest.mark.skipif( not os.path.isdir( "/proc/self" ), reason="reads /proc/PID/maps" )
+@pytest.mark.parametrize( "sig, delay", STARTING )
+def test_a_signal_while_starting_is_one_line( tmp_path, sig, delay ):
+  # the real entry point, unwrapped: `python -m pymtl_dfx.cli`
+  p = subprocess.Popen( [ sys.executable, "-m", "pymtl_dfx.cli", "generate", "--model", "tiny",
+                          "--prompt-ids", "1", "--new-tokens", "120" ], cwd=tmp_path,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        preexec_fn=_default_signals )
+  _wait_for( p, lambda: _mapped( p.pid, "_multiarray_umath" ), "numpy's import" )
+  time.sleep( delay )
+  code, out, err = _stop( p, sig )
+  assert ( code, err ) == ( 128 + sig, f"dfx generate: {WORDS[ sig ]}\n".encode() )
+  assert out == b"" and os.listdir( tmp_path ) == []
+
+
+# command, moment, signal, an empty --out there before?
+OUT_MOMENTS = [ ( "report", "timing the report", signal.SIGINT, False ),
+                ( "report", "timing the report", signal.SIGTERM, True ),
+                ( "sweep", "drawing the sweep", signal.SIGINT, False ),
+                ( "sweep", "drawing the sweep", signal.SIGTERM, True ) ]
+
+
+@pytest.mark.parametrize( "cmd, moment, sig, old", OUT_MOMENTS )
+def test_a_stopped_run_leaves_no_empty_out( tmp_path, cmd, moment, sig, old ):
+  """A new --out goes again when the run stops before writing into it; one
+  that was there stays."""
+  out = tmp_path / "out"
+  out.mkdir()
+  if old:
+    ( out / "rep" ).mkdir()
+  argv = { "report": [ "report" ],
+           "sweep": [ "sweep", "--model", "tiny", "--grid", "d=32" ] }[ cmd ]
+  p, mark = _start( tmp_path, moment, argv + [ "--out", str( out / "rep" ), "--no-cache" ] )
+  _wait_for( p, mark.exists, moment )
+  code, _, err = _stop( p, sig )
+  assert ( code, err ) == ( 128 + sig, f"dfx {cmd}: {WORDS[ sig ]}\n".encode() )
+  assert os.listdir( out ) == ( [ "rep" ] if old else [] )
+  if old:
+    assert os.listdir( out / "rep" ) == []
+  assert os.listdir( tmp_path / "cwd" ) == []

@@ -284,7 +284,8 @@ def prepare_sim( top, translate=(), linetrace=False, wave=None ):
       for key, value in wave.import_options().items():
         comp.set_metadata( key, value )
   if chosen:
-    # one build per model for all pytest-xdist workers (verilator5.shared_build)
+    # one build per model for all pytest-xdist workers, and none in the
+    # user's current directory (verilator5.shared_build)
     with verilator5.shared_build( names ):
       top.apply( VerilogPlaceholderPass() )
       top = VerilogTranslationImportPass()( top )

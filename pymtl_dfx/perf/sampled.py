@@ -34,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from .. import atomic
 from ..files import InputFileError, load_json, short_repr, type_name
+from ..outputs import cache_home
 from ..printable import shown
 from .steps import add_step, empty_result, time_step
 from .appliance import ApplianceTiming
@@ -123,9 +124,7 @@ def _running_code_hash():
 
 
 def default_cache_dir():
-  base = os.environ.get( "DFX_PERF_CACHE" ) or os.path.join(
-    os.environ.get( "XDG_CACHE_HOME" ) or os.path.expanduser( "~/.cache" ), "pymtl_dfx", "perf" )
-  return pathlib.Path( base )
+  return pathlib.Path( os.environ.get( "DFX_PERF_CACHE" ) or cache_home() / "perf" )
 
 
 # Corrupt entries warned about in this process: once each, however often asked for.

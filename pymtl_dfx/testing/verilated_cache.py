@@ -33,6 +33,8 @@ from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportPass import (
   VerilogVerilatorImportPass as _Pass,
 )
 
+from ..outputs import cache_home
+
 BUILDS = []           # one dict per import of this process, in order
 _FILES = ( "get_shared_lib_path", "get_c_wrapper_path", "get_py_wrapper_path" )
 
@@ -43,8 +45,7 @@ def cache_dir():
     return None
   if env:
     return pathlib.Path( env )
-  base = os.environ.get( "XDG_CACHE_HOME" ) or os.path.join( os.path.expanduser( "~" ), ".cache" )
-  return pathlib.Path( base ) / "pymtl_dfx" / "verilated"
+  return cache_home() / "verilated"
 
 
 def limit_bytes():

@@ -19,27 +19,42 @@ and a faster C++ build.
    generated C++ is unchanged (a clean clone, another worker's folder, a
    second CI run) compiles in seconds instead of minutes.
 4. `shared_build(names)`: the models `core.prepare_sim` imports (a whole
-   1-core appliance takes ~40 s to translate and ~5 min to build cold) are built in one folder for all pytest-xdist workers, each name
-   under a file lock, so two test files that run the same model on two
-   workers build it once (the second waits, then finds it cached).
+   1-core appliance takes ~40 s to translate and ~5 min to build cold) are
+   built in one folder (`shared_dir()`), each name under a file lock: for
+   all pytest-xdist workers, so two test files that run the same model on
+   two workers build it once (the second waits, then finds it cached), and
+   for `dfx` in the user's cache, since pymtl3 would leave its tens of MB
+   of Verilog, Verilator folders and libraries wherever the user stands.
 5. `apply()` also installs `verilated_cache`: a built model is kept outside
    the build folder, keyed on its Verilog and flags, so a clean clone or a
    second run imports it without Verilator, compiler or linker.
+6. pymtl3 runs Verilator and the C++ build with `subprocess.check_output(
+   shell=True )`, which on Ctrl-C or the CLI's Terminated kills the shell
+   only: make and its compilers, re-parented to init, would compile on.
+   `apply()` gives that module a `subprocess` whose `check_output` is
+   `run_in_group`'s, which ends the command's whole process group first.
 """
 
 import contextlib
 import fcntl
+import importlib
 import os
 import pathlib
 import shutil
+import signal
+import subprocess
+import time
+import types
 
-from pymtl3.passes.backends.verilog import VerilogTranslationPass
+from pymtl3.passes.backends.verilog import VerilogTranslationPass, VerilogVerilatorImportPass
 from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportConfigs import (
   VerilogVerilatorImportConfigs,
 )
 from pymtl3.passes.backends.verilog.util.utility import get_component_unique_name
 from pymtl3.passes.rtlir import RTLIRGetter
 
+from ..files import describe_os_error, os_error_cause
+from ..outputs import OutputPathError, cache_home
 from . import verilated_cache
 
 _applied = False
@@ -136,6 +151,73 @@ def _parallel_cc_cmd( cfg ):
   return f"CCACHE_BASEDIR={os.getcwd()} make -s -j{jobs()} -f {mk}"
 
 
+def run_in_group( cmd, check=False, **popen ):
+  """subprocess.run( cmd, check=check, **popen ), with `cmd` in a session
+  (and so a process group) of its own, ended whole (`_end_group`) on any
+  exception while it runs: Ctrl-C, the CLI's Terminated, SystemExit.
+  subprocess would kill its direct child only: a shell, or Debian's perl
+  `verilator`, whose children (make and its compilers, verilator_bin)
+  would run on."""
+  if popen.pop( "capture_output", False ):
+    popen.update( stdout=subprocess.PIPE, stderr=subprocess.PIPE )
+  with subprocess.Popen( cmd, start_new_session=True, **popen ) as p:
+    try:
+      out, err = p.communicate()
+    except BaseException:
+      _end_group( p )
+      raise
+  if check and p.returncode:
+    raise subprocess.CalledProcessError( p.returncode, p.args, out, err )
+  return subprocess.CompletedProcess( p.args, p.returncode, out, err )
+
+
+def _end_group( p, grace=2.0 ):
+  """SIGTERM to p's process group (make removes its half-built target),
+  SIGKILL to whatever of it still runs after `grace` seconds, p reaped
+  (the others, orphaned, are init's to reap)."""
+  def signal_group( sig ):
+    try:
+      os.killpg( p.pid, sig )
+    except OSError:               # the group is gone
+      pass
+  signal_group( signal.SIGTERM )
+  deadline = time.monotonic() + grace
+  while _group_runs( p.pid ) and time.monotonic() < deadline:
+    time.sleep( 0.02 )
+  signal_group( signal.SIGKILL )
+  p.wait()
+
+
+def _group_runs( pgid ):
+  """Whether a process of the group still runs.  A zombie does not: init
+  reaps orphans when it gets to it (a second later, in some containers).
+  Without /proc: whether the group has a process at all."""
+  try:
+    pids = [ d for d in os.listdir( "/proc" ) if d.isdigit() ]
+  except OSError:
+    try:
+      os.killpg( pgid, 0 )
+      return True
+    except OSError:
+      return False
+  for pid in pids:
+    try:
+      with open( f"/proc/{pid}/stat" ) as f:
+        state, _, pgrp = f.read().rsplit( ")", 1 )[1].split()[:3]
+    except ( OSError, ValueError ):
+      continue                    # gone meanwhile
+    if int( pgrp ) == pgid and state != "Z":
+      return True
+  return False
+
+
+# what pymtl3's import module uses of subprocess, its commands run by `run_in_group`
+_group_subprocess = types.SimpleNamespace(
+  check_output=lambda cmd, **popen: run_in_group( cmd, True, stdout=subprocess.PIPE,
+                                                  **popen ).stdout,
+  STDOUT=subprocess.STDOUT, CalledProcessError=subprocess.CalledProcessError )
+
+
 def apply():
   global _applied
   verilated_cache.apply()
@@ -143,6 +225,7 @@ def apply():
     VerilogVerilatorImportConfigs._get_c_src_files = _separate_c_src_files
     VerilogVerilatorImportConfigs.create_cc_cmd = _parallel_cc_cmd
     VerilogVerilatorImportConfigs.create_vl_cmd = _vl_cmd_with_flags
+    importlib.import_module( VerilogVerilatorImportPass.__module__ ).subprocess = _group_subprocess
     _applied = True
 
 
@@ -166,7 +249,8 @@ def name_without_double_underscores( component, suffix="" ):
 def shared_dir():
   """Where `shared_build` builds: DFX_VL_SHARED_DIR, else, in a pytest-xdist
   worker whose folder is the cwd (tests/conftest.py's build_dir: build/pytest/gwN),
-  the sibling folder `shared`; else None (build in the cwd)."""
+  the sibling folder `shared`; else `build` in the user's cache
+  (`outputs.cache_home()`, beside `verilated_cache`'s models)."""
   env = os.environ.get( "DFX_VL_SHARED_DIR" )
   if env:
     return pathlib.Path( env )
@@ -174,26 +258,33 @@ def shared_dir():
   cwd = pathlib.Path.cwd()
   if worker and cwd.name == worker:
     return cwd.parent / "shared"
-  return None
+  return cache_home() / "build"
 
 
 @contextlib.contextmanager
 def shared_build( names ):
   """Translate, build and import the models `names` in `shared_dir()` (the
-  cwd is switched there), holding a lock file per name; a no-op where
-  there is no shared folder."""
-  where = shared_dir()
-  if where is None or not names:
+  cwd is switched there), holding a lock file per name.  A folder that
+  cannot be made or locked in is an `OutputPathError` naming it."""
+  if not names:
     yield
     return
-  where.mkdir( parents=True, exist_ok=True )
+  where = shared_dir()
   locks = []
   old = os.getcwd()
   try:
-    for name in sorted( set( names ) ):
-      f = open( where / f"{name}.lock", "w" )
-      locks.append( f )
-      fcntl.flock( f, fcntl.LOCK_EX )
+    try:
+      where.mkdir( parents=True, exist_ok=True )
+      for name in sorted( set( names ) ):
+        f = open( where / f"{name}.lock", "w" )
+        locks.append( f )
+        fcntl.flock( f, fcntl.LOCK_EX )
+    except OSError as e:
+      # the path that failed, when it is not the folder itself (a parent, a lock)
+      why = os_error_cause( e, e.filename ) if str( e.filename ) == str( where ) \
+        else describe_os_error( e )
+      raise OutputPathError( f"the Verilator build folder {where}: {why} "
+                             f"(XDG_CACHE_HOME or DFX_VL_SHARED_DIR moves it)" ) from None
     os.chdir( where )
     yield
   finally:
