@@ -175,6 +175,43 @@ def _umask():
   return m
 
 
+def _missing(path):
+  """The folders of `path` that do not exist yet, deepest first."""
+  made, up = [], os.path.abspath(path)
+  while not os.path.exists(up):
+    made.append(up)
+    up = os.path.dirname(up)
+  return made
+
+
+def _remove_empty(made):
+  """Remove the folders of `_missing`, deepest first, while they are empty
+  (one a signal kept mkdir from making is skipped)."""
+  for d in made:
+    try:
+      os.rmdir(d)
+    except FileNotFoundError:
+      continue
+    except OSError:
+      break
+
+
+@contextlib.contextmanager
+def made_dir(out_dir):
+  """`out_dir` made with its missing parents (`mkdir -p`) for the block to
+  write its files into.  On any exception (Ctrl-C, SIGTERM, a failed
+  figure) the folders this made are removed again while nothing is in them:
+  a run that wrote nothing leaves no empty folder.  One that existed
+  stays, and so do the files the block wrote (each whole: `write_text`)."""
+  made = _missing(out_dir)
+  try:
+    os.makedirs(out_dir, exist_ok=True)
+    yield out_dir
+  except BaseException:
+    _remove_empty(made)
+    raise
+
+
 @contextlib.contextmanager
 def atomic_dir(out_dir, what="--out"):
   """A whole folder, all or nothing: yields a new private folder
@@ -188,11 +225,7 @@ def atomic_dir(out_dir, what="--out"):
   from .outputs import check_dir
   out_dir = os.path.abspath(check_dir(out_dir, what, empty=True))
   parent = os.path.dirname(out_dir)
-  made = []                              # the missing parents, deepest first
-  up = parent
-  while not os.path.exists(up):
-    made.append(up)
-    up = os.path.dirname(up)
+  made = _missing(parent)
   work = f"{out_dir}{PARTIAL}{secrets.token_hex(6)}"
   mine = False
   try:
@@ -210,11 +243,7 @@ def atomic_dir(out_dir, what="--out"):
     # the parents made for it
     if mine or not isinstance(e, FileExistsError):
       shutil.rmtree(work, ignore_errors=True)
-    for d in made:
-      try:
-        os.rmdir(d)
-      except OSError:
-        break
+    _remove_empty(made)
     if isinstance(e, OSError) and work in str(e):      # name what the user asked for
       if e.errno is not None and isinstance(e.filename, str):
         raise OSError(e.errno, e.strerror, e.filename.replace(work, out_dir)) from e

@@ -45,12 +45,34 @@ MAX_CORES = 255
 # the hardware but not simulable here (a 10**9 ns memory latency: ~140 h)
 # ends at once instead of running for days.
 RUN_BUDGET_S = 24 * 3600
-# The cheapest step perf times (tiny on one card: `dfx perf --model tiny
-# --in 1 --out 1`, 13,772 cycles, ~0.5 CPU s besides the start-up): a sweep
-# of more points than the budget holds of these is refused before its grid
-# is even enumerated.
-MIN_STEP_CPU_S = 0.5
-MAX_SWEEP_POINTS = int( RUN_BUDGET_S / MIN_STEP_CPU_S )
+# A sweep's grid, refused past this before its points are enumerated.  Its
+# points are one table (sweep.md) and one figure, which past a few thousand
+# rows nobody reads (several sweeps read better); and each point is checked,
+# looked up in the step cache and laid out (~2 ms of CPU) before it is
+# timed, so that a 301 x 301 grid (90,601 points) spent minutes before its
+# first word.  At the bound the estimate comes within ~5 s (ESTIMATE_MODELS)
+# and the layouts after it take ~10 s on a busy 2-CPU machine; the cheapest
+# point (tiny on one card, ~0.5 CPU s a step) makes ~35 min on 2 CPUs.
+MAX_SWEEP_POINTS = 4096
+
+# Local processes timing steps (--jobs).  Timing is CPU-bound, so past the
+# CPU count the workers only take turns (each holding its own model, ~60 MB
+# for gpt2-medium on 4 cards); a few times the count still lets a user
+# oversubscribe a machine shared by time, and `--jobs 100000` is refused
+# instead of starting a process for each of the run's steps.
+MAX_JOBS_PER_CPU = 4
+
+
+def cpu_count():
+  """The CPUs --jobs' default and bound count (os.cpu_count(), at least 1)."""
+  import os
+  return os.cpu_count() or 1
+
+
+def max_jobs():
+  """The largest --jobs: MAX_JOBS_PER_CPU per CPU."""
+  return MAX_JOBS_PER_CPU * cpu_count()
+
 
 # What `dfx verilog` (and the RTL levels, which elaborate the same core)
 # costs on this machine, measured with `/usr/bin/time dfx verilog --no-lint`
@@ -278,7 +300,10 @@ OTHER_BOUNDS = [
     "the ISA's 32-bit external address and the U280's two 16 GB DDR4 channels (`limits`, "
     "after the layout, which n_layer's bound keeps short)" ),
   ( "sweep points (the --grid product)", f"<= {MAX_SWEEP_POINTS:,}",
-    "a day (RUN_BUDGET_S) of the cheapest step, ~0.5 CPU s (MIN_STEP_CPU_S)" ),
+    "one table and one figure a person reads; each point is laid out and estimated (~1 ms) "
+    "before any is timed (MAX_SWEEP_POINTS)" ),
+  ( "--jobs (perf, report, sweep, demo)", f"<= {MAX_JOBS_PER_CPU} x the CPU count",
+    "timing is CPU-bound: past the CPU count workers only take turns (MAX_JOBS_PER_CPU)" ),
   ( "a whole run (perf, sweep, report, generate at any level)", "estimated <= 24 h",
     "this machine's measured simulation rates (CORE_CYCLES_PER_CPU_S, FUNC_CORE_LAYER_STEP_S); "
     "announced on stderr from 1 min" ),
@@ -315,13 +340,19 @@ def update( path ):
 # Simulated core-cycles per CPU second of each way of running a step: the one
 # definition every estimate uses.
 #   perf: 1.5B on 4 cards, 3.9 k appliance cycles per CPU s (docs/perf.md "Speed")
-#   cl, fl: 4 cores, 2,047 cycles per CPU s (docs/core.md, sim/bench_core.py)
+#   cl, fl: the default core's appliance, as `dfx generate` builds it (tiny;
+#     2 CPUs, busy; 2026-12-07): cl one 14,953-cycle step on 4 cores in 31
+#     CPU s (1,930 core-cycles per CPU s) and 13,772 cycles on 1 in 5.6 s
+#     (2,470); fl 20 steps on 4 cores in ~290 CPU s (~3,080).  sim/bench_core.py's
+#     2,047 appliance cycles per CPU s on 4 cores (docs/measurements.md) are of
+#     its small test appliance, and made `dfx generate --model tiny --cores 4
+#     --level cl` announce "~2 min" for 20 steps that take ~10 min.
 #   rtl: ~1.8 k cycles/s on 1 core (docs/core.md)
 #   verilog: 4 cores, 2,741 cycles per CPU s (docs/core.md)
 #   kernel: 1 card, ~5.8 k kernel cycles per s (the co-simulation of the small
 #     model's 3 steps, ~37 k cycles in ~6.4 s after its build; pymtl3 ticks
 #     the Verilated cards with the host's drivers in Python; 2026-12-02)
-CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=4 * 2_047, fl=4 * 2_047, rtl=1_800,
+CORE_CYCLES_PER_CPU_S = dict( perf=4 * 3_900, cl=2_000, fl=3_000, rtl=1_800,
                               verilog=4 * 2_741, kernel=5_800 )
 # The functional appliance (`--level func`) runs instructions, not cycles:
 # CPU seconds per core, decoder layer and token step, measured with
@@ -341,6 +372,10 @@ SYNCS_PER_LAYER = 4
 MEM_TRIPS_PER_LAYER = 20
 # A run estimated to take longer than this is announced on stderr first.
 ANNOUNCE_S = 60
+# Past this many models (a sweep's points), a run's estimate is taken from
+# an even sample of them: each costs ~1 ms (four layouts), and 4,096
+# points' took ~10 s on a busy 2-CPU machine before its line appeared.
+ESTIMATE_MODELS = 256
 
 
 def step_cycles( gpt, dfx, cores ):
@@ -361,19 +396,43 @@ def perf_step_seconds( gpt, dfx, cores ):
   return step_cycles( gpt, dfx, cores ) * simulated * cores / CORE_CYCLES_PER_CPU_S["perf"]
 
 
+def _step_seconds( m ):
+  """perf_step_seconds of a planned (or `perf.unplanned`) model; None for
+  one the compiler refuses, which has no step to time (a sweep estimates
+  its points before laying them out, and reports such a point as not
+  fitting)."""
+  from .compiler.limits import CompileError
+  try:
+    if model_errors( m.gpt, m.dfx, m.cores, m.layout["max_tokens"] ):
+      return None
+    return perf_step_seconds( m.gpt, m.dfx, m.cores )
+  except CompileError:      # a shape that does not partition
+    return None
+
+
 def perf_tasks( prog, tasks, jobs, enabled=True ):
-  """`announce` the timing of perf's [(model, token, pos, want)] on `jobs`
-  processes (`sampled.time_many`'s on_start)."""
-  if not tasks:
-    return
-  seconds = {}      # per model (a sweep's or report's tasks share them)
+  """`announce` the timing of perf's [(model, ...)] on `jobs` processes
+  (`sampled.time_many`'s on_start): as many as it starts (no more than
+  the steps), running at once on at most the CPU count.  Past
+  ESTIMATE_MODELS models, from an even sample of them, scaled."""
+  per_model = {}      # id: [model, its tasks] (a sweep's or report's tasks share models)
   for m, *_ in tasks:
-    if id( m ) not in seconds:
-      seconds[ id( m ) ] = perf_step_seconds( m.gpt, m.dfx, m.cores )
-  each = [ seconds[ id( m ) ] for m, *_ in tasks ]
-  procs = max( 1, min( jobs, len( tasks ) ) )
-  announce( prog, sum( each ) / procs, f"{len( tasks )} steps to time, ~{max( each ):.0f} CPU s "
-            f"each at most, on {procs} process(es)", enabled )
+    per_model.setdefault( id( m ), [ m, 0 ] )[1] += 1
+  models = list( per_model.values() )
+  stride = max( 1, -( -len( models ) // ESTIMATE_MODELS ) )     # rounded up
+  sample = models[ ::stride ]
+  scale = len( models ) / max( 1, len( sample ) )
+  each = [ ( s, n ) for s, n in ( ( _step_seconds( m ), n ) for m, n in sample ) if s is not None ]
+  if not each:
+    return
+  steps = round( scale * sum( n for _, n in each ) )
+  procs = max( 1, min( jobs, steps ) )
+  cpus = min( procs, cpu_count() )
+  shared = f" sharing {cpus} CPU(s)" if cpus < procs else ""
+  sampled = f", estimated from {len( sample )} of its {len( models )} configs" if scale > 1 else ""
+  announce( prog, scale * sum( s * n for s, n in each ) / cpus,
+            f"{steps} steps to time{sampled}, ~{max( s for s, _ in each ):.0f} CPU s each at "
+            f"most, on {procs} process(es){shared}", enabled )
 
 
 def level_seconds( gpt, dfx, cores, steps, level ):
@@ -392,9 +451,11 @@ def _duration( s ):
 
 
 def announce( prog, seconds, what, enabled=True ):
-  """One line on stderr before a run estimated to take minutes or more
+  """One line on stderr before a run estimated to take ANNOUNCE_S or more
   (not with --json: the caller passes enabled=False); ConfigError for one
-  estimated past RUN_BUDGET_S."""
+  estimated past RUN_BUDGET_S.  A notice of a slow run, not progress: it
+  is printed whether or not stderr is a terminal, so that a log says why
+  the run took long."""
   import sys
   if seconds > RUN_BUDGET_S:
     raise ConfigError( f"estimated ~{_duration( seconds )} ({what}), above the "

@@ -113,9 +113,10 @@ def paper_comparison( say, cache=None, compute=False, jobs=1, on_done=None, out_
        + "; ".join( f"{c} card{'s' if c > 1 else ''} {r['tokens_per_s']:.1f} "
                     f"(paper {r['paper_tokens_per_s']:.2f})" for c, r in sorted( rows.items() ) ) )
   if out_dir is not None:
+    from . import atomic
     from .report import figures
-    os.makedirs( out_dir, exist_ok=True )
-    png = figures.scaling( dict( scaling=rows, labels=dict( scaling=what ) ), out_dir )
+    with atomic.made_dir( out_dir ):       # none left empty by a failed figure
+      png = figures.scaling( dict( scaling=rows, labels=dict( scaling=what ) ), out_dir )
     say( f"  figure: {os.path.join( out_dir, png )} (and .svg); every figure of the paper: "
          "dfx report --out DIR" )
   return { c: dict( tokens_per_s=r["tokens_per_s"], ms=r["ms"],

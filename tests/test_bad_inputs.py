@@ -268,3 +268,16 @@ def test_bad_set(sets, named):
   with pytest.raises(ConfigError) as e:
     DFXConfig().with_overrides(sets)
   assert named in str(e.value)
+
+
+# --- a --dask address ----------------------------------------------------------
+
+@pytest.mark.parametrize("address", ["not a url", "", "host", "tcp://host", "tcp://h:0",
+                                     "tcp://h:99999", "tcp://h:87a6", "http://h:8786",
+                                     "tcp://h:8786/x", "tcp://[::1:8786"])
+def test_malformed_dask_address(address):
+  # said to be malformed, not tried: Dask's answer is "no scheduler there"
+  from pymtl_dfx.sweep.run import DaskAddressError, dask_client
+  with pytest.raises(DaskAddressError) as e:
+    dask_client(address)
+  assert "not a scheduler address; expected tcp://HOST:PORT" in str(e.value)

@@ -73,7 +73,13 @@ REFUSED = [
   ( [ "sweep", "--model", "tiny", "--out", "{tmp}/s" ]
     + [ a for k in ( "d", "l", "vreg_entries", "mreg_entries", "psum_entries" )
         for a in ( "--grid", f"{k}=" + ",".join( str( 2**i ) for i in range( 1, 14 ) ) ) ], 2,
-    [ "--grid: 371293 points is above the bound of 172,800" ] ),
+    [ f"--grid: 371293 points is above the bound of {B.MAX_SWEEP_POINTS:,}" ] ),
+  ( [ "sweep", "--model", "tiny", "--out", "{tmp}/s", "--grid",
+      "hbm_latency_ns=" + ",".join( str( v ) for v in range( 100, 401 ) ), "--grid",
+      "ddr_latency_ns=" + ",".join( str( v ) for v in range( 100, 401 ) ) ], 2,
+    [ f"--grid: 90601 points is above the bound of {B.MAX_SWEEP_POINTS:,}" ] ),
+  ( [ "perf", "--model", "gpt2-xl-dfx-1600", "--cores", "1", "--in", "1", "--out", "1" ], 1,
+    [ "lm_head needs vecs=1257600 on 1 core(s)", "use 2 or more cores" ] ),
   ( [ "report", "--out", "{tmp}/r", "--set", "psum_entries=1073741824" ], 2,
     [ "psum_entries=1073741824", "bound" ] ),
   # the model's sizes, from a checkpoint's config.json
@@ -247,6 +253,41 @@ def test_the_estimate_before_a_long_perf_run( capsys, monkeypatch ):
     main( PERF + [ "--cores", "255", "--jobs", "1", "--debug" ] )
   err = capsys.readouterr().err
   assert err.startswith( "dfx perf: estimate: ~" ) and " h (3 steps to time" in err, err
+
+
+def test_a_sweep_is_estimated_before_its_points_are_laid_out( capsys, monkeypatch, tmp_path ):
+  """issue #38: 90,601 points were laid out before any word; now the
+  estimate (of an even sample past ESTIMATE_MODELS points) comes first."""
+  class Stop( Exception ):
+    pass
+
+  def no_layout( *a, **k ):
+    raise Stop
+  monkeypatch.setattr( "pymtl_dfx.perf.planned", no_layout )
+  grid = "hbm_latency_ns=" + ",".join( str( v ) for v in range( 100, 100 + 2 * B.ESTIMATE_MODELS ) )
+  with pytest.raises( Stop ):
+    main( [ "sweep", "--model", "tiny", "--grid", grid, "--no-cache", "--jobs", "2",
+            "--out", str( tmp_path / "s" ) ] )
+  err = capsys.readouterr().err
+  assert err.startswith( "dfx sweep: estimate: ~" ) and err.count( "\n" ) == 1, err
+  assert f"({2 * B.ESTIMATE_MODELS} steps to time, estimated from {B.ESTIMATE_MODELS} of its " \
+         f"{2 * B.ESTIMATE_MODELS} configs, ~" in err, err
+
+
+def test_the_estimate_counts_the_processes_started_and_the_cpus( capsys, monkeypatch ):
+  """issue #38: --jobs past the steps or the CPUs runs no faster."""
+  from pymtl_dfx import perf
+  from pymtl_dfx.config import gpt2_preset
+  monkeypatch.setattr( B, "cpu_count", lambda: 2 )
+  m = perf.planned( gpt2_preset( "tiny" ), DFXConfig(), 1, 4 )
+  each = B.perf_step_seconds( m.gpt, m.dfx, 1 )
+  n = int( 4 * B.ANNOUNCE_S / each )
+  B.perf_tasks( "dfx perf", [ ( m, ) ] * n, 8 )
+  assert capsys.readouterr().err == (
+    f"dfx perf: estimate: ~{B._duration( n * each / 2 )} ({n} steps to time, ~{each:.0f} CPU s "
+    f"each at most, on 8 process(es) sharing 2 CPU(s))\n" )
+  B.perf_tasks( "dfx perf", [ ( m, ) ] * 3, 8 )     # 3 processes: under a minute, no line
+  assert capsys.readouterr().err == ""
 
 
 def test_doc_table_is_current():

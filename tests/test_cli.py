@@ -141,6 +141,8 @@ GEN = [ "generate", "--model", "tiny", "--prompt-ids", "1,2" ]
   ( [ "--prompt", "x" ], "not allowed with argument --prompt-ids" ),
   # a size past its bound (`bounds`), before the compiler sees it
   ( [ "--cores", "300" ], "cores=300 is above its bound 255" ),
+  # a limit of the configuration alone (`limits.config_errors`), whatever the model
+  ( [ "--set", "mreg_entries=1" ], "mreg_entries=1 must be >= 4" ),
 ] )
 def test_usage_errors( capsys, tmp_path, monkeypatch, extra, named ):
   _check_one_line( capsys, tmp_path, monkeypatch, GEN + extra, 2, named )
@@ -168,7 +170,10 @@ def test_more_usage_errors( capsys, tmp_path, monkeypatch, argv, named ):
 @pytest.mark.parametrize( "extra, named", [
   ( [ "--set", "d=128" ], "head_dim=64 (n_embd=128 / n_head=2) needs to be a multiple of d=128" ),
   ( [ "--set", "vreg_entries=4" ], "register file" ),
-  ( [ "--set", "mreg_entries=1" ], "x buffer" ),
+  # issue #38: the preset's LM head is one DMA stream per card, too long for one card
+  ( [ "--model", "gpt2-xl-dfx-1600", "--cores", "1", "--new-tokens", "1" ],
+    "hbm_read of weight stream lm_head needs vecs=1257600 on 1 core(s), the vecs field holds "
+    "1048575 (VECS_BITS=20: one DMA instruction streams it whole); use 2 or more cores" ),
 ] )
 def test_what_the_compiler_refuses( capsys, tmp_path, monkeypatch, extra, named ):
   _check_one_line( capsys, tmp_path, monkeypatch, GEN + extra, 1, named )
@@ -288,9 +293,10 @@ def test_every_command_has_help_with_defaults_an_example_and_json():
     defaulted = [ a for a in p._actions if a.help and a.default not in ( None, False, [] )
                   and a.default is not __import__( "argparse" ).SUPPRESS and a.nargs != 0 ]
     for a in defaulted:
-      assert f"(default: {a.default})" in " ".join( p._get_formatter()._get_help_string( a )
-                                                    .split() ) % { "default": a.default }, \
-        ( name, a.dest )
+      shown = " ".join( p._get_formatter()._get_help_string( a ).split() ) % { "default": a.default }
+      # or said in words with this machine's value: "(default: the CPU count, 2 here"
+      assert f"(default: {a.default})" in shown or \
+        ( "(default: " in shown and f", {a.default} here" in shown ), ( name, a.dest )
   gen = _subparsers()["generate"].format_help()
   assert "(default: 16)" in gen and "(default: func)" in " ".join( gen.split() )
   assert all( n in gen for n in GPT2_PRESETS )
@@ -388,6 +394,32 @@ def test_ctrl_c_with_json_prints_the_partial_result( capsys, monkeypatch ):
   rec = json.loads( out )        # one object: the partial result, no error object after it
   assert rec["interrupted"] is True and rec["tokens"] == reference( 0, [ 1, 2 ], 4 )
   assert rec["steps"] == 5
+
+
+@pytest.mark.parametrize( "extra, says", [
+  ( [ "--level", "kernel" ], "translates the core (~4 min for the whole core at d=64, l=16)" ),
+  ( [ "--level", "cl", "--unit-levels", "mpu=verilog" ], "translates its verilog units" ),
+] )
+def test_a_verilator_build_is_announced_off_a_terminal_too( capsys, monkeypatch, extra, says ):
+  """issue #38: --level kernel built for minutes without a word.  A notice,
+  not progress: on stderr wherever it points, never with --json."""
+  class Stop( Exception ):
+    pass
+
+  def stop( *a, **k ):
+    raise Stop
+  monkeypatch.setattr( host_mod, "Host", stop )
+  monkeypatch.setenv( "DFX_VL_CACHE", "/nowhere/vl" )
+  with pytest.raises( Stop ):
+    main( GEN + [ "--new-tokens", "1", *extra ] )
+  err = capsys.readouterr().err
+  assert err.startswith( f"dfx generate: building the {extra[1]} appliance as a Verilator model "
+                         f"first: pymtl3 " ) and err.count( "\n" ) == 1, err
+  assert says in err and err.endswith( "then Verilator and the C++ compiler build it (minutes; "
+                                       "skipped when the model is already in /nowhere/vl)\n" ), err
+  with pytest.raises( Stop ):
+    main( GEN + [ "--new-tokens", "1", *extra, "--json" ] )
+  assert capsys.readouterr().err == ""
 
 
 # progress on stderr: on a terminal only, never with --json

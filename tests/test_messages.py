@@ -6,9 +6,14 @@ a hostile user tried, each one clear line.
 """
 
 import json
+import os
+import subprocess
+import sys
+import types
 
 import pytest
 
+from pymtl_dfx.bounds import MAX_JOBS_PER_CPU, cpu_count, max_jobs
 from pymtl_dfx.cli import _parser, main
 from pymtl_dfx.printable import shown, stream_text
 
@@ -129,6 +134,12 @@ def test_main_drops_a_prefix_the_message_already_has(capsys, monkeypatch):
   ("a\nb\tc\rd", "a\\nb\\tc\\rd", "a\nb\tc\\rd"),
   ("\x00\x08\x7f\x9b31m\x85", "\\x00\\x08\\x7f\\x9b31m\\x85", "\\x00\\x08\\x7f\\x9b31m\\x85"),
   ("a\udcffb", "a\\xffb", "a\udcffb"),
+  # format characters (Cf): a bidi override or isolate reorders the rest of a
+  # message's line, so messages escape them; the generated text keeps them
+  ("ab\u202ecd.txt", "ab\\u202ecd.txt", "ab\u202ecd.txt"),
+  ("\u2066x\u2069\u200f\ufeff\xad", "\\u2066x\\u2069\\u200f\\ufeff\\xad",
+   "\u2066x\u2069\u200f\ufeff\xad"),
+  ("👩\u200d💻 \U000e0041", "👩\\u200d💻 \\U000e0041", "👩\u200d💻 \U000e0041"),
 ])
 def test_escapes(text, one_line, streamed):
   assert shown(text) == one_line and stream_text(text) == streamed
@@ -155,12 +166,15 @@ def test_streamed_prompt_and_text_are_escaped(capsys):
   (["demo", "--prompt", "\udcff", "--paper", "skip"], "--prompt '\\xff' is not UTF-8 text"),
   (["generate", "--model", "tiny", "--prompt-ids", "1", "--image", "a\udcffb"],
    "a\\xffb: does not exist"),
+  # a right-to-left override would show "1,2" as given where the prompt is not
+  (["generate", "--model", "tiny", "--prompt-ids", "\u202e2,1"], "--prompt-ids '\\u202e2,1'"),
+  (["generate", "--model", "tiny\u2067", "--prompt-ids", "1"], "--model 'tiny\\u2067'"),
 ])
 def test_echoed_text_is_escaped(capsys, argv, says):
   code = _main(argv)
   out, err = capsys.readouterr()
   assert code in (1, 2) and says in err and err.count("\n") == 1, err
-  assert not any(c in err[:-1] for c in "\x1b\x07\n\udcff")
+  assert not any(c in err[:-1] for c in "\x1b\x07\n\udcff\u202e\u2067")
 
 
 # --- help: flags show no default --------------------------------------------------------
@@ -177,6 +191,30 @@ def test_flags_show_no_default():
     not in verilog
 
 
+def test_help_describes_every_level_and_the_profiles_once():
+  """issue #38: --level kernel and --wave at kernel were undescribed, and
+  every command's help repeated the profiles' descriptions."""
+  from pymtl_dfx.profiles import PROFILES
+  subs = next(a for a in _parser()._actions if hasattr(a, "choices") and a.choices).choices
+  gen = " ".join(subs["generate"].format_help().split())
+  assert "kernel: the U280 kernel's RTL (each card's core behind its AXI adapters, with HBM " \
+    "and DDR models and the ring's link models) co-simulated in Verilator" in gen
+  assert "(the simulated levels: fl, cl, rtl, verilog, kernel;" in gen
+  assert "Verilator's trace of every internal signal at verilog and kernel" in gen
+  for name, p in subs.items():
+    text = " ".join(p.format_help().split())
+    if not any(a.dest == "profile" for a in p._actions):
+      continue
+    assert ", ".join(PROFILES) in text, name
+    for prof in PROFILES.values():
+      assert (" ".join(prof.description.split()) in text) == (name == "perf"), (name, prof.name)
+    if name != "perf":
+      assert "`dfx perf --help` describes each" in text, name
+  perf = " ".join(subs["perf"].format_help().split())
+  assert f"(default: the CPU count, {cpu_count()} here; at most {MAX_JOBS_PER_CPU} x the CPU " \
+    f"count, {max_jobs()} here)" in perf
+
+
 # --- odd inputs a hostile user tried -------------------------------------------------------
 
 G = ["generate", "--model", "tiny"]
@@ -187,7 +225,8 @@ P = ["perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache"]
   (G + ["--prompt-ids", "1,,2"], 2, "--prompt-ids '1,,2' has an empty item"),
   (G + ["--prompt-ids", "1,"], 2, "--prompt-ids '1,' has an empty item"),
   (G + ["--prompt-ids", ""], 2, "prompt ids must be 1 or more ids"),
-  (G + ["--prompt", ""], 2, "prompt ids must be 1 or more ids"),
+  (G + ["--prompt", ""], 2, "--prompt is empty: the model needs at least one token"),
+  (["demo", "--prompt", "", "--paper", "skip"], 2, "--prompt is empty"),
   (G + ["--prompt-ids", "-1"], 2, "out of range: [-1]"),
   (G + ["--prompt-ids", "9" * 30], 2, "out of range: [999999"),
   (G + ["--prompt-ids", "1", "--new-tokens", "9" * 30], 2, "use --new-tokens <= 127"),
@@ -202,6 +241,23 @@ P = ["perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache"]
   (G + ["--prompt-ids", "1", "--set", "é=1"], 2, "'é' is not a DFXConfig field"),
   (G + ["--prompt-ids", "1", "--image", ""], 2, "--image: the path is empty"),
   (G + ["--prompt-ids", "1", "--image", "."], 1, ".: is a directory, not a file"),
+  # issue #38: each said something else, or the wrong thing
+  (G + ["--prompt-ids", "1", "--profile", "paper", "--profile", "streaming"], 2,
+   "--profile given twice (paper, streaming); a profile is one named set: use --set on top "
+   "of one"),
+  (G + ["--prompt-ids", "1", "--level", "cl", "--trace", "t", "--wave-cycles", "-1:3"], 2,
+   "--wave-cycles: '-1:3': the first cycle -1 is negative"),
+  (G + ["--prompt-ids", "1", "--bogus"], 2, "unrecognized arguments: --bogus (see dfx generate "
+   "--help)"),
+  (["--bogus"] + G + ["--prompt-ids", "1"], 2,
+   "dfx: error: unrecognized arguments: --bogus (see dfx --help)"),
+  (G + ["--prompt-ids", "1", "--set", "d=8"], 2, "cannot compile for DFX: l <= d: register file "
+   "manager: l=16 > d=8"),
+  (P + ["--set", "d=8"], 2, "l <= d"),
+  (["report", "--out", "r", "--no-cache", "--set", "d=8"], 2, "l <= d"),
+  (G + ["--prompt-ids", "1", "--level", "fpga"], 2, "--level fpga needs --xclbin FILE"),
+  (["sweep", "--model", "tiny", "--grid", "d=32", "--out", "s", "--no-cache", "--dask",
+    "not a url"], 1, "--dask not a url: not a scheduler address; expected tcp://HOST:PORT"),
   (["generate", "--model", "", "--prompt-ids", "1"], 2, "--model '' is neither"),
   (["generate", "--model", "/dev/null", "--prompt-ids", "1"], 2, "--model /dev/null: is a character device"),
   (["generate", "--model", "/", "--prompt-ids", "1"], 1, "/config.json: file not found"),
@@ -212,6 +268,12 @@ P = ["perf", "--model", "tiny", "--in", "1", "--out", "1", "--no-cache"]
   (["perf", "--model", "tiny", "--in", "1", "--out", "nan"], 2, "'nan' is not an integer"),
   (P + ["--samples", "0"], 2, "0 must be at least 1"),
   (P + ["--jobs", "-1"], 2, "-1 must be at least 1"),
+  # issue #38: --jobs 100000 started a process per step on 2 CPUs, and said nothing
+  (P + ["--jobs", "100000"], 2, f"argument --jobs: 100000 is above its bound {max_jobs()} "
+   f"({MAX_JOBS_PER_CPU} x this machine's {cpu_count()} CPU(s)"),
+  (["report", "--out", "r", "--no-cache", "--jobs", "100000"], 2, "100000 is above its bound"),
+  (["sweep", "--model", "tiny", "--grid", "d=32", "--out", "s", "--jobs", "100000"], 2,
+   "100000 is above its bound"),
   (["sweep", "--model", "tiny", "--grid", "d=", "--out", "s"], 2, "--grid 'd=': an empty value"),
   (["sweep", "--model", "tiny", "--grid", "d=3", "--out", "s"], 2, "d=3 (must be a power of two)"),
   (["sweep", "--model", "tiny", "--grid", "d=32", "--io", "1:0", "--out", "s"], 2,
@@ -230,3 +292,65 @@ def test_hostile_inputs(capsys, tmp_path, monkeypatch, argv, code, says):
   line = _line(capsys, argv, code)
   assert says in line
   assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux's /proc")
+@pytest.mark.parametrize("argv", [["verilog", "--out", "/proc/x"], ["fpga", "--out", "/proc/x"],
+                                  ["report", "--no-cache", "--out", "/proc/x"],
+                                  G + ["--prompt-ids", "1", "--save-image", "/proc/x"]])
+def test_an_output_nothing_can_create_is_refused_before_the_announcement(capsys, argv):
+  # /proc takes nothing new, though its mode bits let root write there
+  assert _main(argv) == 1
+  out, err = capsys.readouterr()
+  assert out == "" and err.count("\n") == 1, (out, err)
+  assert err.startswith(f"dfx {argv[0]}: {argv[-2]} /proc/x: cannot create it"), err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="Linux's /proc")
+def test_the_step_cache_is_named(capsys, monkeypatch):
+  monkeypatch.delenv("DFX_PERF_CACHE", raising=False)
+  monkeypatch.setenv("XDG_CACHE_HOME", "/proc/nope")
+  line = _line(capsys, ["perf", "--model", "tiny", "--in", "1", "--out", "1"], 1)
+  assert line.startswith("dfx perf: the step cache at /proc/nope/pymtl_dfx/perf: cannot "
+                         "create it"), line
+
+
+def test_a_closed_stdout_is_an_error():
+  # `dfx generate ... >&-`: Python's stdout is None, and print() drops the text
+  p = subprocess.run([sys.executable, "-m", "pymtl_dfx.cli", *G, "--prompt-ids", "1",
+                      "--new-tokens", "2"], stderr=subprocess.PIPE, timeout=120,
+                     preexec_fn=lambda: os.close(1))
+  assert p.returncode == 1 and p.stderr == (b"dfx generate: stdout is closed (>&-): the output "
+                                            b"would be lost; send it to a file, or to /dev/null "
+                                            b"to discard it\n"), p.stderr
+
+
+class _Pyxrt(types.ModuleType):
+  """XRT's bindings, failing where `fails` says with XRT's RuntimeError."""
+
+  def __init__(self, fails):
+    super().__init__("pyxrt")
+    boom = RuntimeError(f"{fails} failed")
+
+    def raiser(*a):
+      raise boom
+    self.xclbin = raiser if fails == "xclbin" else lambda path: types.SimpleNamespace(
+      get_mems=lambda: [])
+    load = raiser if fails == "load_xclbin" else lambda x: "uuid"
+    self.device = lambda index: types.SimpleNamespace(load_xclbin=load)
+    self.ip = raiser
+
+
+@pytest.mark.parametrize("fails, says", [
+  # what XRT raises for garbage: "Invalid xclbin"
+  ("xclbin", "XRT cannot read it as an xclbin (xclbin failed)"),
+  ("load_xclbin", "card 0 cannot load it (load_xclbin failed)"),
+  ("ip", "no kernel dfx_kernel in it (ip failed)"),
+])
+def test_a_bad_xclbin_is_one_line_naming_it(capsys, monkeypatch, tmp_path, fails, says):
+  monkeypatch.setitem(sys.modules, "pyxrt", _Pyxrt(fails))
+  xclbin = tmp_path / "garbage.xclbin"
+  xclbin.write_bytes(b"garbage")
+  line = _line(capsys, G + ["--prompt-ids", "1", "--new-tokens", "1", "--level", "fpga",
+                            "--xclbin", str(xclbin)], 1)
+  assert line.startswith(f"dfx generate: --xclbin {xclbin}: {says}"), line

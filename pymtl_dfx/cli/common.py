@@ -7,6 +7,7 @@ builders, the check of every output path, and the one progress display
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import time
@@ -50,33 +51,72 @@ class Terminated( KeyboardInterrupt ):
     s.word = STOP_SIGNALS.get( signal.Signals( signum ).name, "terminated" )
 
 
+class Signals:
+  """The signals that landed while `stop_signals_unwind` ran: `landed`, the
+  exception each raised (or will raise), in order."""
+
+  def __init__( s ):
+    s.landed, s.holding = [], False
+
+  def land( s, e ):
+    s.landed.append( e )
+    if not s.holding:
+      raise e
+
+  @contextlib.contextmanager
+  def held( s ):
+    """While the block runs, a signal is only noted, and raised when the
+    block ends: imports (the commands' modules, numpy, pymtl3) do not
+    survive a KeyboardInterrupt raised inside them, which numpy's turns into
+    an ImportError and a lock's callback drops with an "Exception ignored"
+    traceback."""
+    s.holding = True
+    try:
+      yield
+    finally:
+      s.holding = False
+    if s.landed:
+      raise s.landed[0]
+
+
 @contextlib.contextmanager
 def stop_signals_unwind():
   """While the block runs, SIGTERM and SIGHUP raise Terminated.  A signal
   that was ignored when the program started (nohup) stays ignored; a second
   one while the first unwinds is ignored, so that the clean-up finishes; a
-  process forked meanwhile (perf's workers) still dies of it at once."""
+  process forked meanwhile (perf's workers) still dies of it at once.
+  Ctrl-C raises KeyboardInterrupt as Python's own handler does.  The block
+  gets the `Signals`: a library may still turn a signal's exception into
+  another error on its way out, and main then reports the signal."""
   pid = os.getpid()
-  old = {}
+  old, signals = {}, Signals()
 
-  def handler( signum, frame ):
+  def stop( signum, frame ):
     if os.getpid() != pid:
       signal.signal( signum, signal.SIG_DFL )
       os.kill( os.getpid(), signum )
       return
     for n in old:
-      signal.signal( n, signal.SIG_IGN )
-    raise Terminated( signum )
+      if n != signal.SIGINT:
+        signal.signal( n, signal.SIG_IGN )
+    signals.land( Terminated( signum ) )
 
-  for name in STOP_SIGNALS:
-    n = getattr( signal, name )
+  def interrupt( signum, frame ):
+    if os.getpid() != pid:
+      signal.default_int_handler( signum, frame )
+    signals.land( KeyboardInterrupt() )
+
+  # each signal's handler, taken only from the default (not from nohup's SIG_IGN)
+  takes = { getattr( signal, name ): ( stop, signal.SIG_DFL ) for name in STOP_SIGNALS }
+  takes[ signal.SIGINT ] = ( interrupt, signal.default_int_handler )
+  for n, ( handler, default ) in takes.items():
     try:
-      if signal.getsignal( n ) is signal.SIG_DFL:
+      if signal.getsignal( n ) is default:
         old[ n ] = signal.signal( n, handler )
     except ValueError:      # not the main thread: signals are not ours to take
       break
   try:
-    yield
+    yield signals
   finally:
     for n, h in old.items():
       signal.signal( n, h )
@@ -98,6 +138,14 @@ class Parser( argparse.ArgumentParser ):
   --json on the command line, also as a JSON error object on stdout."""
 
   json_errors = False
+
+  def __init__( self, *a, **k ):
+    super().__init__( *a, **k )
+    # A value that starts with "-" and a digit is an option's value, not an
+    # unknown flag: `--wave-cycles -1:3` reaches the window's own check
+    # (argparse alone takes only plain numbers such as -5 for values).
+    # Set before any argument is added: groups copy it.
+    self._negative_number_matcher = re.compile( r"-\.?\d" )
 
   def error( self, message ):
     message = shown( message )
@@ -163,7 +211,8 @@ float_at_least_0.__name__ = "number >= 0"
 
 
 class Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter ):
-  """Defaults shown (not for flags and unset options), descriptions and
+  """Defaults shown (not for flags, unset options, and helps that say
+  their default in words: --jobs' "the CPU count"), descriptions and
   epilogs (the examples) kept as written.  A flag (nargs=0: store_true,
   store_false, ...) has no default worth showing: --no-lint's "default:
   True" would read as "skips the lint by default"."""
@@ -171,7 +220,7 @@ class Formatter( argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
   def _get_help_string( s, action ):
     d = action.default
     if ( action.nargs == 0 or d is None or d is False or d is argparse.SUPPRESS
-         or ( isinstance( d, list ) and not d ) ):
+         or ( isinstance( d, list ) and not d ) or "(default: " in ( action.help or "" ) ):
       return action.help
     return super()._get_help_string( action )
 
@@ -208,16 +257,42 @@ def profile_name( text ):
 profile_name.__name__ = "profile"
 
 
-def add_set( p, help ):
+class OneProfile( argparse.Action ):
+  """--profile's action: one name.  A second, other one would silently
+  replace the first, and profiles do not combine."""
+
+  def __call__( s, parser, namespace, value, option_string=None ):
+    first = getattr( namespace, s.dest, None )
+    if first is not None and first != value:
+      parser.error( f"--profile given twice ({first}, {value}); a profile is one named set: "
+                    f"use --set on top of one" )
+    setattr( namespace, s.dest, value )
+
+
+def add_set( p, help, described_here=False ):
   """--profile NAME and --set KEY=VALUE (repeatable): a named set of
   DFXConfig values, then fields on top (`dfx_config`).  Every command that
-  builds a DFXConfig declares them here, so each takes both."""
+  builds a DFXConfig declares them here, so each takes both.  The help
+  names the profiles; one command's epilog (`described_here`: perf's)
+  describes them (`profile_descriptions`), rather than every help."""
   from ..profiles import PROFILES
-  listed = "; ".join( f"{n}: {p.description}" for n, p in PROFILES.items() )
-  p.add_argument( "--profile", type=profile_name, default=None, metavar="NAME",
+  where = "described below" if described_here else "`dfx perf --help` describes each"
+  p.add_argument( "--profile", type=profile_name, action=OneProfile, default=None,
+                  metavar="NAME",
                   help=f"a named set of DFXConfig values, applied before --set (default: none, "
-                       f"the paper's design with sourced costs); profiles: {listed}" )
+                       f"the paper's design with sourced costs): {', '.join( PROFILES )}; "
+                       f"{where}" )
   p.add_argument( "--set", action="append", default=[], metavar="KEY=VALUE", help=help )
+
+
+def profile_descriptions():
+  """The profiles and what each is, for the one help that lists them in
+  full (`dfx perf --help`'s epilog)."""
+  import textwrap
+  from ..profiles import PROFILES
+  return "profiles (--profile NAME):\n" + "\n".join(
+    textwrap.fill( f"{n}: {p.description}", 79, initial_indent="  ", subsequent_indent="    " )
+    for n, p in PROFILES.items() )
 
 
 def base_config( args ):
@@ -233,20 +308,39 @@ def base_config( args ):
 
 # Steps of each kind that --samples times exactly unless told otherwise.
 SAMPLES = 4
-# Local processes timing steps unless --jobs says otherwise.
-DEFAULT_JOBS = os.cpu_count() or 1
+def jobs_count( text ):
+  """--jobs' type: a positive count of at most `bounds.max_jobs()`."""
+  from ..bounds import MAX_JOBS_PER_CPU, cpu_count, max_jobs
+  value = positive( text )
+  if value > max_jobs():
+    raise argparse.ArgumentTypeError(
+      f"{value} is above its bound {max_jobs()} ({MAX_JOBS_PER_CPU} x this machine's "
+      f"{cpu_count()} CPU(s): timing is CPU-bound, so more processes only take turns; "
+      f"bounds.MAX_JOBS_PER_CPU)" )
+  return value
 
 
-def add_step_options( p, jobs_default=DEFAULT_JOBS ):
+jobs_count.__name__ = "process count"
+
+
+def default_jobs():
+  """Local processes timing steps unless --jobs says otherwise: one per CPU."""
+  from ..bounds import cpu_count
+  return cpu_count()
+
+
+def add_step_options( p, default_set=True ):
   """--jobs, --cache, --no-cache: how timed steps are computed and kept
   (every command that times steps).  --cache and --no-cache exclude each
-  other.  `jobs_default=None` lets a command tell an explicit --jobs from
-  none (argparse's exclusive groups cannot: `--jobs 2` is the default on
-  2 CPUs); it then uses `DEFAULT_JOBS` itself."""
-  p.add_argument( "--jobs", type=positive, default=jobs_default,
-                  # the formatter shows a default that is set; one left unset is named here
-                  help="local processes timing steps, one per CPU"
-                       + ( f" (default: {DEFAULT_JOBS})" if jobs_default is None else "" ) )
+  other.  `default_set=False` leaves --jobs None when it is not given, so
+  that a command tells an explicit --jobs from none (argparse's exclusive
+  groups cannot: `--jobs 2` is the default on 2 CPUs); it then uses
+  `default_jobs()` itself."""
+  from ..bounds import MAX_JOBS_PER_CPU, max_jobs
+  p.add_argument( "--jobs", type=jobs_count, default=default_jobs() if default_set else None,
+                  metavar="N",
+                  help=f"local processes timing steps (default: the CPU count, {default_jobs()} "
+                       f"here; at most {MAX_JOBS_PER_CPU} x the CPU count, {max_jobs()} here)" )
   g = p.add_mutually_exclusive_group()
   g.add_argument( "--cache", default=None, metavar="DIR",
                   help="where timed steps are kept (default: $DFX_PERF_CACHE or "
@@ -282,7 +376,6 @@ def dfx_config( args ):
   """DFXConfig from --profile, then --set, then --cores; bad settings, and
   sizes past their bound (`bounds`: the RTL core's too, for what
   translates it), are usage errors."""
-  from ..bounds import check_dfx
   from ..config import ConfigError
   try:
     dfx = base_config( args ).with_overrides( args.set )
@@ -298,10 +391,23 @@ def dfx_config( args ):
       raise UsageError( str( e ) ) from None
   rtl = args.cmd in ( "verilog", "fpga" ) or \
         getattr( args, "level", None ) in ( "rtl", "verilog", "kernel" )
+  return checked_config( dfx, rtl )
+
+
+def checked_config( dfx, rtl=False ):
+  """`dfx`, if it is within its bounds (`bounds.check_dfx`) and within the
+  compiler's limits of a config alone (`limits.config_errors`: l <= d, ...),
+  which no model can meet either; else a usage error."""
+  from ..bounds import check_dfx
+  from ..compiler.limits import config_errors
+  from ..config import ConfigError
   try:
     check_dfx( dfx, rtl=rtl )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
+  errors = config_errors( dfx, dfx.cores )
+  if errors:
+    raise UsageError( "cannot compile for DFX: " + "; ".join( errors ) )
   return dfx
 
 
@@ -351,8 +457,11 @@ def load_weights( spec, cfg, seed ):
 
 
 def utf8_prompt( text, option="--prompt" ):
-  """`text` if it is UTF-8 text; a prompt typed in another encoding reaches
-  Python as lone surrogates, which no tokenizer can encode."""
+  """`text` if it is a prompt: not empty, and UTF-8 text (a prompt typed in
+  another encoding reaches Python as lone surrogates, which no tokenizer
+  can encode)."""
+  if text == "":
+    raise UsageError( f"{option} is empty: the model needs at least one token to continue" )
   try:
     text.encode( "utf-8" )
   except UnicodeEncodeError as e:
@@ -399,7 +508,7 @@ def check_outputs( args ):
   if hasattr( args, "cache" ):
     where = cache_dir( args )
     if where is not None:
-      outputs.check_dir( where, "--cache" if args.cache is not None else "the step cache",
+      outputs.check_dir( where, "--cache" if args.cache is not None else "the step cache at",
                          reads )
 
 

@@ -49,7 +49,11 @@ def add_parser( add ):
   p.add_argument( "--level", choices=LEVELS, default="func",
                   help="func: instruction-level functional appliance (fast); fl/cl/rtl: "
                        "cores of stream units at that level; verilog: the whole "
-                       "appliance in Verilator; fpga: U280 cards through XRT (--xclbin)" )
+                       "appliance in Verilator; kernel: the U280 kernel's RTL (each card's "
+                       "core behind its AXI adapters, with HBM and DDR models and the ring's "
+                       "link models) co-simulated in Verilator, driven through its control "
+                       "registers as XRT drives a card; fpga: U280 cards through XRT "
+                       "(--xclbin)" )
   p.add_argument( "--xclbin", metavar="FILE", default=None,
                   help="with --level fpga: the kernel's xclbin (`dfx fpga`'s build), "
                        "loaded on cards 0 .. cores-1" )
@@ -91,12 +95,12 @@ _window_type.__name__ = "cycle window A:B"
 def _add_debug_options( p ):
   from ..appliance.waves import DEFAULT_WINDOW
   lo, hi = DEFAULT_WINDOW
-  g = p.add_argument_group( "debugging (the simulated levels: fl, cl, rtl, verilog; "
+  g = p.add_argument_group( "debugging (the simulated levels: fl, cl, rtl, verilog, kernel; "
                             "docs/debugging.md)" )
   g.add_argument( "--wave", metavar="FILE",
                   help="write a VCD wave of the run: every pymtl3 signal at fl, cl and rtl; "
-                       "Verilator's trace of every internal signal at verilog (a separate "
-                       "traced build); 1 cycle = 1 ns; open it with `gtkwave FILE` or "
+                       "Verilator's trace of every internal signal at verilog and kernel (a "
+                       "separate traced build); 1 cycle = 1 ns; open it with `gtkwave FILE` or "
                        "`surfer FILE`" )
   g.add_argument( "--wave-cycles", metavar="A:B", type=_window_type, default=None,
                   help=f"the cycles --wave and --trace write: A to B-1, counted from reset "
@@ -285,6 +289,26 @@ def _announce_generate( args, cfg, dfx, n_tokens ):
               f"{steps} steps at {args.level} on {dfx.cores} core(s)", not args.json )
 
 
+def _announce_verilator( args, dfx ):
+  """One line on stderr (not with --json) before a Verilator build: the
+  minutes it may take, on a terminal or not (a notice, as `bounds.announce`'s
+  estimate, not progress).  Whether the model is in the cache is known only
+  once it is translated, so the line says both cases."""
+  from ..bounds import verilog_cost
+  from ..testing.verilated_cache import cache_dir
+  whole = args.level in ( "verilog", "kernel" )
+  if args.json or not ( whole or "verilog" in ( args.unit_levels or {} ).values() ):
+    return
+  where = cache_dir()
+  skipped = f"skipped when the model is already in {shown( str( where ) )}" if where is not None \
+    else "every run: DFX_VL_CACHE=0 turns the model cache off"
+  minutes = max( 1, round( verilog_cost( dfx )[0] / 60 ) )
+  print( f"dfx generate: building the {args.level} appliance as a Verilator model first: pymtl3 "
+         f"translates {'the core' if whole else 'its verilog units'} (~{minutes} min for the "
+         f"whole core at d={dfx.d}, l={dfx.l}), then Verilator and the C++ compiler build it "
+         f"(minutes; {skipped})", file=sys.stderr, flush=True )
+
+
 def run( args ):
   from ..appliance.host import Host
   from ..gpt2.tokenizer import load_tokenizer
@@ -300,9 +324,10 @@ def run( args ):
     from ..kernel.xrt_runtime import require_xrt
     if args.unit_levels:
       raise UsageError( "--unit-levels needs a simulated stream level, not fpga" )
-    require_xrt()                       # before any loading: one line without XRT
+    # the command line first: it is wrong on any machine, XRT or not
     if args.xclbin is None:
       raise UsageError( "--level fpga needs --xclbin FILE (the kernel `dfx fpga` builds)" )
+    require_xrt()                       # before any loading: one line without XRT
     with open( args.xclbin, "rb" ):     # a missing or unreadable xclbin: one line now
       pass
   # Every check that needs no weights runs before a (possibly 6 GB) load.
@@ -327,6 +352,7 @@ def run( args ):
   if args.level == "fpga":
     progress.status( f"loading {compiled.cores} U280 card(s) ...", force=True )
   elif args.level != "func":
+    _announce_verilator( args, dfx )
     progress.status( f"building the {args.level} appliance ...", force=True )
   cards = dict( xclbin=args.xclbin ) if args.level == "fpga" else {}
   trace_file = None
@@ -426,8 +452,11 @@ def _generate( args, host, compiled, ids, tok, choose, stop, progress, compile_s
   if t:
     c = t["cycles"]
     share = ", ".join( f"{k} {100 * v / max( 1, c['total'] ):.0f}%"
-                       for k, v in sorted( c["per_op_class"].items(), key=lambda kv: -kv[1] )
+                       for k, v in sorted( ( c["per_op_class"] or {} ).items(),
+                                           key=lambda kv: -kv[1] )
                        if v )
+    # the kernel's registers count a step's cycles, not what each instruction took
+    share = share or "no per-op-class attribution at this level"
     print( f"[{args.level}: {c['total']:,} cycles = {t['ms_at_clock']['total']:.3f} ms at "
            f"{dfx.clock_mhz} MHz over {len( c['per_step'] )} steps; {share}]", file=sys.stderr )
 
@@ -441,7 +470,9 @@ def timing( host, dfx ):
   r = host.results()
   ms = dfx.ms
   cycles = dict( total=r["cycles"], per_step=r["step_cycles"], per_stage=r["stage_cycles"],
-                 per_op_class=r["class_cycles"], unit_busy=r["unit_busy"] )
+                 # None where no class has a cycle: the kernel's cards count cycles only
+                 per_op_class=r["class_cycles"] if any( r["class_cycles"].values() ) else None,
+                 unit_busy=r["unit_busy"] )
   return dict( cycles=cycles,
                ms_at_clock=dict( total=ms( r["cycles"] ),
                                  per_step=[ ms( c ) for c in r["step_cycles"] ],

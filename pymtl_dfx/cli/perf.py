@@ -26,12 +26,14 @@ def add_parser( add ):
            description=para( "Cycles, latency and tokens/s of a generation of --in "
                              "prompt and --out output tokens, CL-exact without data.",
                              f"GPT-2 presets: {common.presets_text()}." ),
-           epilog="example:\n  dfx perf --model gpt2 --cores 4 --in 32 --out 8 --json" )
+           epilog="example:\n  dfx perf --model gpt2 --cores 4 --in 32 --out 8 --json\n\n"
+                  + common.profile_descriptions() )
   p.add_argument( "--model", required=True, help="preset name or Hugging Face checkpoint directory" )
   p.add_argument( "--cores", type=positive, default=None, help="FPGAs on the ring (default 1)" )
   p.add_argument( "--in", dest="n_in", type=positive, required=True, help="prompt tokens" )
   p.add_argument( "--out", dest="n_out", type=positive, required=True, help="output tokens" )
-  common.add_set( p, "a DFXConfig field, e.g. --set hbm_channels=16 (repeatable)" )
+  common.add_set( p, "a DFXConfig field, e.g. --set hbm_channels=16 (repeatable)",
+                  described_here=True )
   # One or the other: --samples has no default here (None: SAMPLES), so
   # that an explicit --samples with --exact is refused, not ignored.
   g = p.add_mutually_exclusive_group()

@@ -37,15 +37,15 @@ def add_parser( add ):
 
 
 def run( args ):
-  from ..bounds import check_dfx
   from ..config import ConfigError
   from ..report.build import build
   if any( a.partition( "=" )[0].strip() == "cores" for a in args.set ):
     raise UsageError( "--set cores is not allowed: the figures choose the card counts" )
   try:
-    check_dfx( common.base_config( args ).with_overrides( args.set ) )
+    dfx = common.base_config( args ).with_overrides( args.set )
   except ConfigError as e:
     raise UsageError( str( e ) ) from None
+  common.checked_config( dfx )
   paths = build( args.out, cache=common.step_cache( args ), jobs=args.jobs, overrides=args.set,
                  profile=args.profile,
                  on_done=common.Progress( "dfx report", not args.json ).counter( "timed step" ),

@@ -56,7 +56,7 @@ def add_parser( add ):
   p.add_argument( "--samples", type=positive, default=None,
                   help=f"with --io: steps of each kind timed exactly, the others interpolated "
                        f"(default: {SAMPLES})" )
-  common.add_step_options( p, jobs_default=None )     # None: not given (see --dask)
+  common.add_step_options( p, default_set=False )     # None when not given (see --dask)
   p.add_argument( "--dask", default=None, metavar="ADDRESS",
                   help="compute the points on the Dask cluster whose scheduler is at ADDRESS "
                        "instead of --jobs local processes (e.g. tcp://host:8786; needs pip "
@@ -94,7 +94,7 @@ def run( args ):
   if args.jobs is not None and args.dask is not None:
     raise UsageError( f"--jobs {args.jobs} and --dask {args.dask}: the points run on local "
                       f"processes or on the cluster; drop one of them" )
-  jobs = args.jobs or common.DEFAULT_JOBS
+  jobs = args.jobs or common.default_jobs()
   if args.context > gpt.n_positions:
     raise UsageError( f"--context {args.context} is past model {gpt.name!r}'s "
                       f"n_positions={gpt.n_positions}" )
@@ -104,8 +104,12 @@ def run( args ):
   cache_dir = None if cache is None else str( cache )
   from ..bounds import perf_tasks
   steps = 1 + ( 2 * samples if io else 0 )     # per point: the step, and --io's samples
-  on_start = lambda models: perf_tasks( "dfx sweep", [ ( m, ) for m in models for _ in range( steps ) ],  # noqa: E731
-                                        jobs, not args.json )
+
+  def on_start( models ):
+    # a process per point (`run.run_all`), or one point's steps on `jobs`
+    procs = jobs if len( models ) == 1 else min( jobs, len( models ) )
+    perf_tasks( "dfx sweep", [ ( m, ) for m in models for _ in range( steps ) ], procs,
+                not args.json )
   # Connected before anything is computed, even when every point is cached:
   # an unreachable address is refused, never silently unused.
   from ..sweep.run import dask_client

@@ -116,6 +116,20 @@ def capacity_error( dfx, mem, used ):
   return None
 
 
+def config_errors( dfx, cores ):
+  """The limits of the DFX configuration alone, whatever the model: the
+  register file manager's (l <= d first) and the ISA's field widths.  The
+  CLI refuses these up front, as the other config errors (usage errors)."""
+  errors = []
+  fix_rfm = ( "lower l or raise d" if dfx.l > dfx.d else
+              "change the DFXConfig field it names" )
+  _unit_check( errors, "l <= d" if dfx.l > dfx.d else "register file manager", fix_rfm,
+               check_rfm_params, dfx, 0, cores )
+  _unit_check( errors, "ISA field widths", "or lower the DFXConfig size it names",
+               check_config_fits, dfx )
+  return errors
+
+
 def matrix_shapes( gpt, layout ):
   """{name: (rows, cols)} of every matrix instruction a step can emit, at
   the largest attention (position max_tokens - 1)."""
@@ -124,6 +138,29 @@ def matrix_shapes( gpt, layout ):
   shapes["attention q K^T"] = ( hd, T )
   shapes["attention p V"] = ( T, hd )
   return shapes
+
+
+def _longest_read( layout ):
+  """(vecs, what) of the longest `hbm_read` a step emits: a whole weight
+  matrix's slice, or a head's K or V cache."""
+  hbm = layout["hbm"]
+  return max( [ ( m["vecs"], f"weight stream {name}" ) for name, m in hbm["matrices"].items() ]
+              + [ ( hbm["k_vecs"], "a head's K cache" ), ( hbm["v_vecs"], "a head's V cache" ) ] )
+
+
+def _cores_for_reads( gpt, dfx, cores, max_tokens ):
+  """The fewest cores past `cores` whose longest hbm_read fits the vecs
+  field, or None if none up to the router's 255 does (a head's K and V
+  caches do not shrink with more cores); only on this error's path."""
+  from ..bounds import MAX_CORES
+  from .layout import plan_layout
+  for c in range( cores + 1, MAX_CORES + 1 ):
+    try:
+      if _longest_read( plan_layout( gpt, dfx, c, max_tokens ) )[0] <= VECS.max:
+        return c
+    except CompileError:
+      continue
+  return None
 
 
 def check_limits( gpt, dfx, cores, layout ):
@@ -137,12 +174,7 @@ def check_limits( gpt, dfx, cores, layout ):
     errors.append( f"core count: compiled for {cores} cores but DFXConfig.cores="
                    f"{dfx.cores}: the scoreboard sizes a sync's footprint (cores * len "
                    f"elements) from DFXConfig.cores; use DFXConfig(cores={cores})" )
-  fix_rfm = ( "lower l or raise d" if dfx.l > dfx.d else
-              "change the DFXConfig field it names" )
-  _unit_check( errors, "l <= d" if dfx.l > dfx.d else "register file manager", fix_rfm,
-               check_rfm_params, dfx, 0, cores )
-  _unit_check( errors, "ISA field widths", "or lower the DFXConfig size it names",
-               check_config_fits, dfx )
+  errors += config_errors( dfx, cores )
 
   # x buffer: every matrix instruction's input fits one of the two
   # buffers; one line, for the instruction needing the most entries
@@ -189,13 +221,14 @@ def check_limits( gpt, dfx, cores, layout ):
                    f"compile max_tokens <= {POS.max + 1}" )
 
   hbm = layout["hbm"]
-  longest = max( [ ( m["vecs"], f"weight stream {name}" )
-                   for name, m in hbm["matrices"].items() ]
-                 + [ ( hbm["k_vecs"], "a head's K cache" ), ( hbm["v_vecs"], "a head's V cache" ) ] )
+  longest = _longest_read( layout )
   if longest[0] > VECS.max:
-    errors.append( f"DMA transfer: hbm_read of {longest[1]} needs vecs={longest[0]}, the "
-                   f"vecs field holds {VECS.max} ({VECS.bits_name}={VECS.bits}); use more "
-                   f"cores (each streams 1/cores of the columns)" )
+    need = _cores_for_reads( gpt, dfx, cores, T )
+    fix = ( f"use {need} or more cores (each streams 1/cores of the columns)" if need else
+            "more cores do not shorten it; compile a shorter context" )
+    errors.append( f"DMA transfer: hbm_read of {longest[1]} needs vecs={longest[0]} on {cores} "
+                   f"core(s), the vecs field holds {VECS.max} ({VECS.bits_name}={VECS.bits}: "
+                   f"one DMA instruction streams it whole); {fix}" )
 
   for mem, used in ( ( "hbm", hbm["words"] ), ( "ddr", layout["ddr"]["words"] ) ):
     why = capacity_error( dfx, mem, used )

@@ -53,6 +53,11 @@ class XrtUnavailable( OSError ):
   """No XRT Python bindings, or no card to run on."""
 
 
+class XclbinError( ValueError ):
+  """An --xclbin that XRT cannot read, that a card cannot load, or that
+  holds no dfx_kernel."""
+
+
 class FpgaBufferError( ValueError ):
   """A compiled image that the U280's buffers cannot hold."""
 
@@ -192,10 +197,25 @@ class Card:
     except Exception as e:                       # pyxrt raises RuntimeError
       raise XrtUnavailable( f"--level fpga: no card {index} for ring position {index} "
                             f"(`xbutil examine` lists the cards): {e}" ) from None
-    xclbin = xrt.xclbin( xclbin_path )
-    s.uuid = s.device.load_xclbin( xclbin )
+    # pyxrt raises RuntimeError for a file that is no xclbin ("Invalid
+    # xclbin"), one built for another platform or one without the kernel
+    try:
+      xclbin = xrt.xclbin( xclbin_path )
+    except Exception as e:
+      raise XclbinError( f"--xclbin {xclbin_path}: XRT cannot read it as an xclbin ({e}); "
+                         f"give the .xclbin that `dfx fpga`'s Makefile builds" ) from None
+    try:
+      s.uuid = s.device.load_xclbin( xclbin )
+    except Exception as e:
+      raise XclbinError( f"--xclbin {xclbin_path}: card {index} cannot load it ({e}); "
+                         f"`xbutil examine` shows the card's platform" ) from None
     s.banks = { m.get_tag(): m.get_index() for m in xclbin.get_mems() }
-    s.ctl = KernelControl( XrtIO( xrt.ip( s.device, s.uuid, I.TOP ) ), cfg )
+    try:
+      ip = xrt.ip( s.device, s.uuid, I.TOP )
+    except Exception as e:
+      raise XclbinError( f"--xclbin {xclbin_path}: no kernel {I.TOP} in it ({e}); build it "
+                         f"from `dfx fpga`'s folder" ) from None
+    s.ctl = KernelControl( XrtIO( ip ), cfg )
     s.plan = buffer_plan( cfg, hbm.shape[0], ddr.shape[0] )
     s.bo = { name: s._alloc( bank, size ) for name, ( bank, size ) in s.plan.items() }
     s.program_words = 0

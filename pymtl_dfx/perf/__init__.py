@@ -6,4 +6,4 @@ objects (`units/<unit>/timing.py`, which the CL models call), joined as the
 core and the appliance join the CL units: see docs/perf.md.
 """
 
-from .steps import Planned, planned, run, schedule   # noqa: F401
+from .steps import Planned, planned, run, schedule, unplanned   # noqa: F401

@@ -44,6 +44,14 @@ def planned( gpt, dfx, cores, max_tokens=None ):
   return Planned( gpt, dfx, plan( gpt, dfx, cores, max_tokens ) )
 
 
+def unplanned( gpt, dfx, cores, max_tokens=None ):
+  """A Planned model before its plan: only the layout's fields the step
+  cache's key reads (`StepCache.key`: cores and max_tokens, as `plan_layout`
+  sets them), so that its steps are looked up, and its time estimated,
+  before it is laid out.  Not for timing: `planned` it first."""
+  return Planned( gpt, dfx, dict( cores=cores, max_tokens=max_tokens or gpt.n_positions ) )
+
+
 def time_step( compiled, app, emitter, token, pos, want, fold=True ):
   """One step on `app` (an `ApplianceTiming` of the model's cores): its
   timing record (`PerfBackend.step`)."""

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, fields
 
 from .. import profiles
-from ..bounds import MAX_SWEEP_POINTS, MIN_STEP_CPU_S, RUN_BUDGET_S, check_dfx, show
+from ..bounds import MAX_SWEEP_POINTS, check_dfx, show
 from ..config import ConfigError, DFXConfig
 
 
@@ -72,8 +72,8 @@ def points( grid, sets=(), profile=None ):
   n = math.prod( len( v ) for v in grid.values() )
   if n > MAX_SWEEP_POINTS:
     raise GridError( f"--grid: {show( n )} points is above the bound of {MAX_SWEEP_POINTS:,} "
-                     f"(each point times at least one step of ~{MIN_STEP_CPU_S} CPU s, and a "
-                     f"run may take {RUN_BUDGET_S // 3600} h: bounds.MAX_SWEEP_POINTS)" )
+                     f"(one table and one figure, each point laid out before any is timed: "
+                     f"bounds.MAX_SWEEP_POINTS); split the grid into several sweeps" )
   # each value on its own first, so that the message names the bad one
   for key, vals in grid.items():
     for v in vals:

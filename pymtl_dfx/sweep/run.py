@@ -12,10 +12,12 @@ share (otherwise a rerun times those points again).
 A point whose timing raises (on any of these) is one failed point: its
 record is `{"error": "Type: message"}` and the other points go on."""
 
+import re
 from concurrent.futures import as_completed
 
 from ..perf.summary import record
 from ..perf.sampled import NotCached, StepCache, estimate, time_many, worker_pool
+from ..printable import shown
 
 
 class DaskMissing( ValueError ):
@@ -24,6 +26,16 @@ class DaskMissing( ValueError ):
 
 class DaskUnreachable( ValueError ):
   """No Dask scheduler answers at the --dask address."""
+
+
+class DaskAddressError( ValueError ):
+  """A --dask address that is no scheduler address at all."""
+
+
+# A scheduler's address as `dask scheduler` prints it: [PROTOCOL://]HOST:PORT
+# (tcp://10.0.0.5:8786), an IPv6 host in brackets; Dask defaults to tcp.
+_DASK_ADDRESS = re.compile( r"(?:(?:tcp|tls|ws|wss|ucx)://)?"
+                            r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})" )
 
 
 # Seconds to wait for the scheduler: a cluster that is up answers at once.
@@ -71,11 +83,15 @@ def _guarded( f, *args, **kw ):
 
 
 def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=None,
-             on_done=None, on_start=None ):
+             on_done=None, on_start=None, plan=None ):
   """[latency(model) for each model] (None models stay None), each point
   computed once: from the cache here, or on the local processes / the Dask
   cluster; a point that raised is `failed(e)`.  on_done(k, n) after each
-  point."""
+  point.  With `plan`, the models are `perf.unplanned` ones, looked up in
+  the cache and estimated (on_start) as they are, and only then planned
+  (`plan(model)`, ~2 ms each); a point the compiler refuses is
+  `{"reason": its one-line CompileError}`."""
+  models = list( models )       # planned in place of the caller's unplanned ones
   out = [ None ] * len( models )
   todo = []
   live = [ i for i, m in enumerate( models ) if m is not None ]
@@ -101,6 +117,8 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
     return out
   if on_start:
     on_start( [ models[i] for i in todo ] )
+  if plan is not None:
+    todo = [ i for i in todo if _plan( i, models, plan, keep ) ]
   args = [ ( models[i], context, io, samples, cache_dir ) for i in todo ]
   if dask is not None:
     for i, rec in _on_dask( dask, args ):
@@ -117,19 +135,94 @@ def run_all( models, context, io=None, samples=4, cache_dir=None, jobs=1, dask=N
   return out
 
 
+def _plan( i, models, plan, keep ):
+  """Plan models[i] (True), or keep its point as not fitting."""
+  from ..compiler.limits import CompileError
+  try:
+    models[i] = plan( models[i] )
+    return True
+  except CompileError as e:
+    keep( i, dict( reason=" ".join( str( e ).split() ) ) )
+    return False
+
+
 def dask_client( address ):
   """A `distributed.Client` for an existing cluster's scheduler address."""
+  # a malformed address is said to be one, not tried: Dask would answer
+  # "no scheduler there" for a typo
+  m = _DASK_ADDRESS.fullmatch( address )
+  if not m or not 1 <= int( m.group( 1 ) ) <= 65535:
+    raise DaskAddressError( f"--dask {shown( address )}: not a scheduler address; expected "
+                            f"tcp://HOST:PORT, as `dask scheduler` prints it (e.g. "
+                            f"tcp://10.0.0.5:8786)" )
   try:
     from dask.distributed import Client
   except ImportError:
     raise DaskMissing( "--dask needs Dask's distributed scheduler: "
                        "pip install 'pymtl_dfx[sweep]'" ) from None
+  _probe( address )
   try:
     return Client( address, timeout=f"{DASK_CONNECT_S}s" )
   except Exception as e:   # OSError (refused, timed out), ValueError (a bad address), ...
     reason = " ".join( str( e ).split() ) or type( e ).__name__
     raise DaskUnreachable( f"--dask {address}: no Dask scheduler answers there "
                            f"({reason})" ) from None
+
+
+# The longest first message of a scheduler the probe accepts: its handshake
+# is a small dict (58 bytes from distributed 2026.8), and a banner read as a
+# length is ~10**18 (distributed then tried to allocate "2.82 EiB" for SSH's).
+DASK_HANDSHAKE_MAX_BYTES = 2**16
+
+
+def _probe( address ):
+  """Raise DaskUnreachable unless a tcp:// address (Dask's default) answers
+  as a scheduler does: it speaks first, its handshake (`distributed.comm.tcp`:
+  8 bytes of length, then that many), within DASK_CONNECT_S.  distributed's
+  Client bounds only the connection, not the handshake, so a server that
+  accepts and says nothing (HTTP, a database) held it for ever.  Other
+  protocols (tls, ws, ucx) are left to the Client."""
+  import socket
+  import struct
+  scheme, sep, where = address.rpartition( "://" )
+  host, _, port = where.rpartition( ":" )
+  if ( sep and scheme != "tcp" ) or not port.isdigit():
+    return
+
+  def fail( why ):
+    return DaskUnreachable( f"--dask {shown( address )}: {why}" )
+  try:
+    conn = socket.create_connection( ( host.strip( "[]" ), int( port ) ), timeout=DASK_CONNECT_S )
+  except socket.timeout:
+    raise fail( f"no Dask scheduler answers there (no connection in {DASK_CONNECT_S} s)" ) from None
+  except OSError as e:
+    raise fail( f"no Dask scheduler answers there ({e.strerror or e})" ) from None
+  with conn:
+    got, want = b"", 8
+    try:
+      while len( got ) < want:
+        chunk = conn.recv( want - len( got ) )
+        if not chunk:
+          break
+        got += chunk
+        if want == 8 and len( got ) == 8:
+          size = struct.unpack( "Q", got )[0]
+          if not 0 < size <= DASK_HANDSHAKE_MAX_BYTES:
+            conn.settimeout( 0.2 )
+            got += conn.recv( 64 )      # the rest of a banner, to show it
+            break
+          want = 8 + size
+    except socket.timeout:
+      pass
+    except OSError as e:
+      raise fail( f"not a Dask scheduler (the connection failed: {e.strerror or e})" ) from None
+  if not got:
+    raise fail( f"not a Dask scheduler (it accepted the connection and sent nothing in "
+                f"{DASK_CONNECT_S} s; a scheduler sends its handshake at once)" )
+  size = struct.unpack( "Q", got[:8] )[0] if len( got ) >= 8 else 0
+  if not ( 0 < size <= DASK_HANDSHAKE_MAX_BYTES and len( got ) == 8 + size ):
+    raise fail( f"not a Dask scheduler (it sent '{shown( got[:40].decode( 'latin-1' ) )}', "
+                f"not Dask's handshake)" )
 
 
 def _on_dask( dask, args ):

@@ -121,8 +121,11 @@ def _err( capsys, argv, code ):
 
 def test_level_fpga_without_xrt_is_one_line( capsys, monkeypatch ):
   monkeypatch.setitem( sys.modules, "pyxrt", None )        # import pyxrt fails
-  err = _err( capsys, [ "generate", "--level", "fpga", "--prompt-ids", "1", "--model", "tiny" ], 1 )
+  argv = [ "generate", "--level", "fpga", "--prompt-ids", "1", "--model", "tiny" ]
+  err = _err( capsys, argv + [ "--xclbin", "k.xclbin" ], 1 )
   assert err.startswith( "dfx generate: --level fpga needs XRT's Python bindings (pyxrt)" )
+  # a command line that is wrong on any machine says so first
+  assert "needs --xclbin FILE" in _err( capsys, argv, 2 )
   err = _err( capsys, [ "generate", "--xclbin", "k.xclbin", "--prompt-ids", "1", "--model", "tiny" ], 2 )
   assert "--xclbin needs --level fpga" in err
 

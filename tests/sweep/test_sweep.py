@@ -3,9 +3,13 @@ unchanged), the cache, points that do not compile, the resource estimate
 against docs/resources.md, the Pareto front, and Dask against local
 processes."""
 
+import contextlib
 import json
 import pathlib
 import re
+import socket
+import threading
+import time
 
 import pytest
 
@@ -233,8 +237,9 @@ def test_dask_gives_the_local_results( swept, tmp_path, monkeypatch ):
       on_dask.append( got[0] )
       yield got
   monkeypatch.setattr( run, "_on_dask", spy )
+  # tcp, as a real cluster's address (and the handshake probe, `run._probe`, reads it)
   with distributed.LocalCluster( n_workers=1, threads_per_worker=1, processes=False,
-                                 dashboard_address=None ) as cluster:
+                                 protocol="tcp", dashboard_address=None ) as cluster:
     # a fresh cache: every point is computed on the cluster
     assert main( ARGS + [ "--dask", cluster.scheduler_address, "--cache", str( tmp_path / "c" ),
                           "--out", str( tmp_path / "o" ) ] ) == 0
@@ -254,3 +259,55 @@ def test_without_dask_the_error_says_what_to_install( monkeypatch ):
   monkeypatch.setattr( builtins, "__import__", no_dask )
   with pytest.raises( run.DaskMissing, match=r"pip install 'pymtl_dfx\[sweep\]'" ):
     run.dask_client( "tcp://127.0.0.1:1" )
+
+
+@contextlib.contextmanager
+def _listening( banner ):
+  """tcp://ADDRESS of a server that is not Dask's: it accepts, sends
+  `banner` (maybe nothing), and holds the connection open."""
+  srv = socket.socket()
+  srv.bind( ( "127.0.0.1", 0 ) )
+  srv.listen()
+  srv.settimeout( 0.05 )
+  conns, stop = [], threading.Event()
+
+  def serve():
+    while not stop.is_set():
+      try:
+        c, _ = srv.accept()
+      except socket.timeout:
+        continue
+      conns.append( c )
+      c.sendall( banner )
+  t = threading.Thread( target=serve, daemon=True )
+  t.start()
+  try:
+    yield f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+  finally:
+    stop.set()
+    t.join()
+    for c in conns:
+      c.close()
+    srv.close()
+
+
+@pytest.mark.parametrize( "banner, says", [
+  # issue #38: distributed waited for ever on a server that says nothing ...
+  ( b"", "not a Dask scheduler (it accepted the connection and sent nothing in 0.5 s; a "
+         "scheduler sends its handshake at once)" ),
+  # ... and read SSH's banner as a length: "Unable to allocate 2.82 EiB"
+  ( b"SSH-2.0-x\r\n", "not a Dask scheduler (it sent 'SSH-2.0-x\\r\\n', not Dask's "
+                       "handshake)" ),
+] )
+def test_a_server_that_is_not_dask_is_one_line( banner, says, monkeypatch, capsys, tmp_path ):
+  pytest.importorskip( "dask.distributed", reason="pip install 'pymtl_dfx[sweep]'" )
+  monkeypatch.setattr( run, "DASK_CONNECT_S", 0.5 )
+  with _listening( banner ) as address:
+    t0 = time.monotonic()
+    assert main( [ "sweep", "--model", "tiny", "--grid", "cores=1", "--context", "3",
+                   "--no-cache", "--dask", address, "--out", str( tmp_path / "o" ) ] ) == 1
+    took = time.monotonic() - t0
+  out, err = capsys.readouterr()
+  assert out == "" and err == f"dfx sweep: --dask {address}: {says}\n", err
+  assert took < 3, f"{took:.1f} s"
+  assert not ( tmp_path / "o" ).exists()
