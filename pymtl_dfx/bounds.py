@@ -76,18 +76,17 @@ def max_jobs():
 
 # What `dfx verilog` (and the RTL levels, which elaborate the same core)
 # costs on this machine, measured with `/usr/bin/time dfx verilog --no-lint`
-# (default config but d and l; 2 CPUs, 23 GiB RAM), and fitted as a cost per
-# MAC (d x l, the MFU's size):
-#   d=4 l=4: 13.4 s, 155 MB;  d=8 l=4: 12.7 s, 190 MB;  d=16 l=4: 17.9 s, 266 MB
-#   d=32 l=16: 108.3 s, 680 MB (CPUs shared with another run)
-#   d=64 l=16: 158.7 s, 1,217 MB (the paper's core)
+# (default config but d and l; 2 CPUs, 23 GiB RAM; 2026-12-07, idle), and
+# fitted as a cost per MAC (d x l, the MFU's size):
+#   d=16 l=4: 6.9 s, 266 MB;  d=32 l=16: 21.9 s, 681 MB
+#   d=64 l=16: 42.0 s, 1,222 MB (the paper's core)
 # Peak memory grows about VERILOG_MB_PER_MAC per MAC and time
 # VERILOG_S_PER_MAC; a core whose translation would need more than
 # MACHINE_RAM_MB, or longer than VERILOG_MAX_S, is refused.
 VERILOG_MB_PER_MAC = 1.0
-VERILOG_S_PER_MAC = 0.2
+VERILOG_S_PER_MAC = 0.036
 VERILOG_BASE_MB = 150
-VERILOG_BASE_S = 12
+VERILOG_BASE_S = 5
 MACHINE_RAM_MB = 24 * 1024
 VERILOG_MAX_S = 3600
 
@@ -442,7 +441,8 @@ def level_seconds( gpt, dfx, cores, steps, level ):
   return step_cycles( gpt, dfx, cores ) * steps * cores / CORE_CYCLES_PER_CPU_S[ level ]
 
 
-def _duration( s ):
+def duration( s ):
+  """`s` seconds in words, as the estimates print them: s, min or h."""
   if s < 90:
     return f"{s:.0f} s"
   if s < 5400:
@@ -458,8 +458,8 @@ def announce( prog, seconds, what, enabled=True ):
   the run took long."""
   import sys
   if seconds > RUN_BUDGET_S:
-    raise ConfigError( f"estimated ~{_duration( seconds )} ({what}), above the "
+    raise ConfigError( f"estimated ~{duration( seconds )} ({what}), above the "
                        f"{RUN_BUDGET_S // 3600} h a run may take on this machine "
                        f"(bounds.RUN_BUDGET_S); use a smaller size" )
   if enabled and seconds >= ANNOUNCE_S:
-    print( f"{prog}: estimate: ~{_duration( seconds )} ({what})", file=sys.stderr, flush=True )
+    print( f"{prog}: estimate: ~{duration( seconds )} ({what})", file=sys.stderr, flush=True )

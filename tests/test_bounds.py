@@ -284,7 +284,7 @@ def test_the_estimate_counts_the_processes_started_and_the_cpus( capsys, monkeyp
   n = int( 4 * B.ANNOUNCE_S / each )
   B.perf_tasks( "dfx perf", [ ( m, ) ] * n, 8 )
   assert capsys.readouterr().err == (
-    f"dfx perf: estimate: ~{B._duration( n * each / 2 )} ({n} steps to time, ~{each:.0f} CPU s "
+    f"dfx perf: estimate: ~{B.duration( n * each / 2 )} ({n} steps to time, ~{each:.0f} CPU s "
     f"each at most, on 8 process(es) sharing 2 CPU(s))\n" )
   B.perf_tasks( "dfx perf", [ ( m, ) ] * 3, 8 )     # 3 processes: under a minute, no line
   assert capsys.readouterr().err == ""

@@ -397,7 +397,7 @@ def test_ctrl_c_with_json_prints_the_partial_result( capsys, monkeypatch ):
 
 
 @pytest.mark.parametrize( "extra, says", [
-  ( [ "--level", "kernel" ], "translates the core (~4 min for the whole core at d=64, l=16)" ),
+  ( [ "--level", "kernel" ], "translates the core (~42 s for the whole core at d=64, l=16)" ),
   ( [ "--level", "cl", "--unit-levels", "mpu=verilog" ], "translates its verilog units" ),
 ] )
 def test_a_verilator_build_is_announced_off_a_terminal_too( capsys, monkeypatch, extra, says ):

@@ -294,7 +294,7 @@ def _announce_verilator( args, dfx ):
   minutes it may take, on a terminal or not (a notice, as `bounds.announce`'s
   estimate, not progress).  Whether the model is in the cache is known only
   once it is translated, so the line says both cases."""
-  from ..bounds import verilog_cost
+  from ..bounds import duration, verilog_cost
   from ..testing.verilated_cache import cache_dir
   whole = args.level in ( "verilog", "kernel" )
   if args.json or not ( whole or "verilog" in ( args.unit_levels or {} ).values() ):
@@ -302,9 +302,9 @@ def _announce_verilator( args, dfx ):
   where = cache_dir()
   skipped = f"skipped when the model is already in {shown( str( where ) )}" if where is not None \
     else "every run: DFX_VL_CACHE=0 turns the model cache off"
-  minutes = max( 1, round( verilog_cost( dfx )[0] / 60 ) )
   print( f"dfx generate: building the {args.level} appliance as a Verilator model first: pymtl3 "
-         f"translates {'the core' if whole else 'its verilog units'} (~{minutes} min for the "
+         f"translates {'the core' if whole else 'its verilog units'} "
+         f"(~{duration( verilog_cost( dfx )[0] )} for the "
          f"whole core at d={dfx.d}, l={dfx.l}), then Verilator and the C++ compiler build it "
          f"(minutes; {skipped})", file=sys.stderr, flush=True )
 
