@@ -40,12 +40,12 @@ tokens pass d=32 positions, so the attention's score and p V matrices span
 two row chunks.
 
 make test runs fl and cl on 1, 2 and 4 cores, mixed on 1 core, and in
-Verilator rtl on 1, 2 and 4 cores and mixed on 1 core.  The 4-core
-Verilated appliance builds in 7 min with ccache empty, 94 s (translation,
-Verilator, every compile a ccache hit) with it warm, on this project's
-2-core machine (2026-12-01; docs/core.md).  The mixed cases on 2 and 4
-cores (Verilator builds, or minutes of Python RTL routers), mixed_mpu,
-mixed_vpu and the Verilated long context run with DFX_CORE_E2E_FULL=1.
+Verilator rtl on 1 and 2 cores and mixed on 1 core; the Verilated ring of 4
+is `streaming`'s (test_streaming_profile), the one 4-core Verilator build of
+make test (build times in docs/measurements.md).  The default's Verilated
+ring of 4, the mixed cases on 2 and 4 cores (Verilator builds, or minutes
+of Python RTL routers), mixed_mpu, mixed_vpu and the Verilated long context
+run with DFX_CORE_E2E_FULL=1.
 """
 
 import os
@@ -99,6 +99,10 @@ def test_generate_on_cores( case, cores, d, cmdline_opts ):
   if verilog and case in ( "mixed_mpu", "mixed_vpu" ) and not FULL:
     pytest.skip( "each unit Verilated alone is covered by `mixed` (MPU and VPU together); "
                  "set DFX_CORE_E2E_FULL=1 to run them one at a time" )
+  if verilog and case == "rtl" and cores == 4 and not FULL:
+    pytest.skip( "the ring of 4 Verilated is test_streaming_profile[rtl-streaming-4] (one "
+                 "4-core appliance per make test: each took 14-22 min to build cold); "
+                 "set DFX_CORE_E2E_FULL=1 to Verilate the default's as well" )
   if case == "mixed" and cores > 1 and not FULL:
     pytest.skip( "mixed on 2 and 4 cores (minutes of Python RTL routers, or Verilator "
                  "builds) exceeds make test's budget: set DFX_CORE_E2E_FULL=1" )
