@@ -279,6 +279,7 @@ def prepare_sim( top, translate=(), linetrace=False, wave=None ):
   for comp in chosen:
     traced = wave is not None and comp in translate
     names.append( verilator5.name_without_double_underscores( comp, "_vcd" if traced else "" ) )
+    verilator5.record_waivers( comp, names[-1] )
     comp.set_metadata( VerilogTranslationImportPass.enable, True )
     if traced:
       for key, value in wave.import_options().items():

@@ -113,8 +113,29 @@ def verilator_flags():
   return os.environ.get( "DFX_VL_FLAGS", "" )
 
 
+# top module -> the Verilator warnings its components declare harmless
+_waivers = {}
+
+
+def record_waivers( comp, name ):
+  """Note, for the build of `comp` as top module `name`, every warning a
+  component inside it names in its class's `verilator_waivers` (with
+  --inline-mult 1 an inner module's port, such as the kernel's Vitis-named
+  `interrupt`, becomes a C++ member, and Verilator 5.006 stops on one that
+  is a C++ word).  Only that model's command, and so its cache key, gains
+  the -Wno flags."""
+  found, todo = set(), [ comp ]
+  while todo:
+    c = todo.pop()
+    found.update( getattr( c, "verilator_waivers", () ) )
+    todo.extend( c.get_child_components() )
+  if found:
+    _waivers[ name ] = sorted( found )
+
+
 def _vl_cmd_with_flags( cfg ):
-  return f"{_pymtl_vl_cmd( cfg )} {verilator_flags()}".strip()
+  wno = " ".join( f"-Wno-{w}" for w in _waivers.get( cfg.translated_top_module, () ) )
+  return f"{_pymtl_vl_cmd( cfg )} {verilator_flags()} {wno}".strip()
 
 
 def _slow_files( cfg ):
