@@ -124,11 +124,8 @@ def record_waivers( comp, name ):
   `interrupt`, becomes a C++ member, and Verilator 5.006 stops on one that
   is a C++ word).  Only that model's command, and so its cache key, gains
   the -Wno flags."""
-  found, todo = set(), [ comp ]
-  while todo:
-    c = todo.pop()
-    found.update( getattr( c, "verilator_waivers", () ) )
-    todo.extend( c.get_child_components() )
+  declaring = comp.get_all_object_filter( lambda x: hasattr( type( x ), "verilator_waivers" ) )
+  found = { w for c in declaring for w in type( c ).verilator_waivers }
   if found:
     _waivers[ name ] = sorted( found )
 

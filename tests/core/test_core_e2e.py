@@ -101,7 +101,8 @@ def test_generate_on_cores( case, cores, d, cmdline_opts ):
                  "set DFX_CORE_E2E_FULL=1 to run them one at a time" )
   if verilog and case == "rtl" and cores == 4 and not FULL:
     pytest.skip( "the ring of 4 Verilated is test_streaming_profile[rtl-streaming-4] (one "
-                 "4-core appliance per make test: each took 14-22 min to build cold); "
+                 "4-core appliance per make test: the default's took 831 s of C++ cold, "
+                 "docs/measurements.md); "
                  "set DFX_CORE_E2E_FULL=1 to Verilate the default's as well" )
   if case == "mixed" and cores > 1 and not FULL:
     pytest.skip( "mixed on 2 and 4 cores (minutes of Python RTL routers, or Verilator "
