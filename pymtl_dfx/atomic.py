@@ -25,26 +25,7 @@ import contextlib
 import os
 import secrets
 
-from .outputs import check_target
-
-# NAME.dfx-partial-HEX: the target's own name first, so that a user who finds
-# one (after a SIGKILL or a power cut) knows whose partial write it is, and
-# no glob for the real file (*.dfx, *.json) picks it up.
-PARTIAL = ".dfx-partial-"
-
-
-def temp_name(path) -> str:
-  """A fresh temporary name next to `path`."""
-  directory, base = os.path.split(os.path.abspath(os.fspath(path)))
-  return os.path.join(directory, f"{base}{PARTIAL}{secrets.token_hex(6)}")
-
-
-def is_partial(name) -> bool:
-  """Whether a file name is one of temp_name's."""
-  base, sep, tail = os.path.basename(os.fspath(name)).rpartition(PARTIAL)
-  return bool(base and sep and len(tail) == 12
-              and all(c in "0123456789abcdef" for c in tail))
-
+from .outputs import PARTIAL, check_target, is_partial, temp_name  # noqa: F401 (named here)
 
 def _create(tmp):
   # O_EXCL: never write into someone else's file.

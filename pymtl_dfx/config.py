@@ -39,6 +39,11 @@ class ConfigError(ValueError):
   """A configuration value is invalid; the message names each bad field."""
 
 
+class CompileError(ConfigError):
+  """The model does not fit the DFX configuration; the message names each
+  limit, the value needed, the value available and what to change."""
+
+
 def _ns_to_cycles(ns, clock_mhz) -> int:
   """A latency in kernel cycles, rounded up, at least 1."""
   return max(1, math.ceil(ns * clock_mhz / 1000 - 1e-9))
@@ -231,7 +236,7 @@ class DFXConfig:
                separately pipelined stages and a tile passes only those its
                command uses (the adder for CONV1D, the multiplier for
                MASKEDMM, the GELU table for post-op GELU; one register when
-               it uses none), so the depth is `mpu_post_latency_for(op, post)`
+               it uses none), so the depth is `units.mpu.timing.post_latency(cfg, op, post)`
   attn_head_pipeline  the compiler's order of a layer's attention heads
                (no hardware change: the units, the register file and the
                numerics are the same): 0 one head after another; 1 software
@@ -520,35 +525,14 @@ class DFXConfig:
   def mpu_post_latency(self) -> int:
     """MPU post-ops: bias adder, scale multiplier and GELU in series, the
     deepest post-op stage (every command's with `mpu_post_bypass` 0; a
-    command's own is `mpu_post_latency_for`)."""
+    command's own is `units.mpu.timing.post_latency`)."""
     return self.fp_add_latency + self.fp_mul_latency + self.fp_gelu_latency
-
-  def mpu_post_latency_for(self, op, post) -> int:
-    """The post-op depth a matrix command's tiles pass (`op` a matrix
-    ComputeOp, `post` a PostOp, as ints): `mpu_post_latency` for every
-    command, or with `mpu_post_bypass` only the stages the command uses
-    (the bias adder for CONV1D, the scale multiplier for MASKEDMM, the GELU
-    table for post-op GELU), one register when it uses none.  The causal
-    mask, the zeros past the last column, REDMAX's running maximum and
-    VECTORIZE are selects and regrouping, no stage of their own."""
-    if not self.mpu_post_bypass:
-      return self.mpu_post_latency
-    from .isa import ComputeOp, PostOp      # the ISA's fields import this module
-    depth = ((self.fp_add_latency if op == ComputeOp.CONV1D else 0)
-             + (self.fp_mul_latency if op == ComputeOp.MASKEDMM else 0)
-             + (self.fp_gelu_latency if post == PostOp.GELU else 0))
-    return max(1, depth)
 
   @property
   def mpu_tile_latency(self) -> int:
     """A single-chunk column tile from its weights' arrival to its output:
     MFU lanes, one accumulation, post-ops (the deepest: every stage)."""
     return self.mfu_lane_latency + self.fp_add_latency + self.mpu_post_latency
-
-  def mpu_tile_latency_for(self, op, post) -> int:
-    """`mpu_tile_latency` of one command (its post-op depth,
-    `mpu_post_latency_for`)."""
-    return self.mpu_tile_latency - self.mpu_post_latency + self.mpu_post_latency_for(op, post)
 
   def ms(self, cycles) -> float:
     """`cycles` of this config's kernel clock in milliseconds."""

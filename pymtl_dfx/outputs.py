@@ -27,9 +27,28 @@ A refusal is an `OutputPathError` (a ValueError: exit 1, one line).
 
 import os
 import pathlib
+import secrets
 import stat
 
 from .files import node_kind, os_error_cause
+
+# NAME.dfx-partial-HEX: the target's own name first, so that a user who finds
+# one (after a SIGKILL or a power cut) knows whose partial write it is, and
+# no glob for the real file (*.dfx, *.json) picks it up.
+PARTIAL = ".dfx-partial-"
+
+
+def temp_name(path) -> str:
+  """A fresh temporary name next to `path`."""
+  directory, base = os.path.split(os.path.abspath(os.fspath(path)))
+  return os.path.join(directory, f"{base}{PARTIAL}{secrets.token_hex(6)}")
+
+
+def is_partial(name) -> bool:
+  """Whether a file name is one of temp_name's."""
+  base, sep, tail = os.path.basename(os.fspath(name)).rpartition(PARTIAL)
+  return bool(base and sep and len(tail) == 12
+              and all(c in "0123456789abcdef" for c in tail))
 
 
 class OutputPathError( ValueError ):
@@ -179,7 +198,6 @@ def _can_create( up, path, what ):
   whatever happens (a signal included)."""
   import contextlib
   import errno
-  from .atomic import temp_name
   first = os.path.abspath( path )
   while os.path.dirname( first ) != up:
     first = os.path.dirname( first )
@@ -204,13 +222,3 @@ def _writable_dir( up, st, path, what, prefix ):
     raise OutputPathError( f"{_name( what, path )}: {prefix}directory {up} is not writable" )
 
 
-def model_reads( spec ):
-  """{path: what it is} of the files `--model spec` makes a run read: a
-  checkpoint directory's config, weights and tokenizer files (a preset
-  reads none)."""
-  from .gpt2.checkpoint import CONFIG_FILE, WEIGHTS_FILE
-  from .gpt2.tokenizer import MERGES_FILE, TOKENIZER_FILE, VOCAB_FILE
-  if not spec or not os.path.isdir( spec ):
-    return {}
-  names = ( CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, VOCAB_FILE, MERGES_FILE )
-  return { os.path.join( spec, n ): f"the model's {n}" for n in names }

@@ -32,7 +32,7 @@ from pymtl_dfx.atomic import write_text  # noqa: E402
 from pymtl_dfx.config import FP16_BYTES, DFXConfig  # noqa: E402
 from pymtl_dfx.isa import DmaOp as D, encode, make  # noqa: E402
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done  # noqa: E402
-from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream  # noqa: E402
+from pymtl_dfx.hdl.wide_ports import WidePortsRTL, connect_stream  # noqa: E402
 from pymtl_dfx.testing.src_sink import DelaySourceRTL  # noqa: E402
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg  # noqa: E402
 from pymtl_dfx.units.dma.DMACL import DMACL  # noqa: E402

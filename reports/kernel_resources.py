@@ -5,7 +5,7 @@
 
 Prints `pymtl_dfx.kernel.resources.kernel_resources(cfg)` as markdown: the
 core's estimate (SYNTHESISED unit rows x instances, the register file as
-`sweep.vrf_banking` maps it), the kernel's shims from the measured
+`resources.vrf_banking` maps it), the kernel's shims from the measured
 `SHIMS_SYNTHESISED` table, totals, % of the U280 and the per-SLR
 floorplan.
 
@@ -29,7 +29,7 @@ import time
 from pymtl_dfx import profiles
 from pymtl_dfx.kernel.resources import (SHIMS_SYNTHESISED, cells_to_resources, kernel_resources,
                                         markdown)
-from pymtl_dfx.sweep.resources import RESOURCES
+from pymtl_dfx.resources.estimate import RESOURCES
 
 sys.path.insert( 0, os.path.dirname( __file__ ) )
 from resources import synthesise  # noqa: E402

@@ -20,6 +20,7 @@ import numpy as np
 
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.testing.mpu import KINDS, random_matrix_inst, run_program
+from pymtl_dfx.units.mpu.timing import post_latency
 
 SHAPES = ( ( 4, 2 ), ( 8, 4 ), ( 64, 16 ) )
 # the harness stamps the first cycle a source offers a message as 1, and
@@ -55,7 +56,7 @@ def main():
 
 def bypass():
   """With `mpu_post_bypass` a tile passes only the post-op stages its
-  command uses (`DFXConfig.mpu_post_latency_for`): the same measures at
+  command uses (`units.mpu.timing.post_latency`): the same measures at
   d=64 per kind, and the depth the config gives."""
   cfg = DFXConfig( mpu_post_bypass=1 )
   print( "\nWith mpu_post_bypass=1, at d=64, l=16:\n" )
@@ -64,7 +65,7 @@ def bypass():
   for kind in KINDS:
     one = timing( cfg, kind, 64, 16 )[0] - HARNESS_CYCLES
     last = timing( cfg, kind, 8 * 64, 32 * 16 )[-1]
-    print( f"| {kind[0].mnemonic}/{kind[1].mnemonic} | {cfg.mpu_post_latency_for( *kind )} | {one} "
+    print( f"| {kind[0].mnemonic}/{kind[1].mnemonic} | {post_latency( cfg, *kind )} | {one} "
            f"| {last} | {8 * 32 / last:.2f} |", flush=True )
 
 

@@ -7,7 +7,7 @@ instances in one core, at the paper's d=64, l=16.
 
 Prints a markdown table per option (module, instances, off, on, the
 difference times the instances) and the totals; the differences are what
-`sweep.resources.DESIGN_SYNTHESISED` records (a test checks that every
+`resources.estimate.DESIGN_SYNTHESISED` records (a test checks that every
 option has a row there).  Options that are compiler-only change no module.
 """
 
@@ -23,7 +23,7 @@ sys.path.insert( 0, os.path.dirname( os.path.abspath( __file__ ) ) )
 
 from pymtl_dfx.config import DESIGN_FIELDS, DFXConfig  # noqa: E402
 from pymtl_dfx.kernel.resources import cells_to_resources  # noqa: E402
-from pymtl_dfx.sweep.resources import RESOURCES  # noqa: E402
+from pymtl_dfx.resources.estimate import RESOURCES  # noqa: E402
 
 from resources import synthesise  # noqa: E402
 
@@ -50,8 +50,9 @@ def post_registers( cfg ):
   The stage-entry multiplexers are not counted."""
   from pymtl_dfx.isa import ComputeOp as C, PostOp
   from pymtl_dfx.units.mpu.msgs import mk_mpu_types
+  from pymtl_dfx.units.mpu.timing import post_latency
   on = cfg.replace( mpu_post_bypass=1 )
-  stages = sum( on.mpu_post_latency_for( op, post ) for op, post in
+  stages = sum( post_latency( on, op, post ) for op, post in
                 ( ( C.CONV1D, PostOp.NONE ), ( C.MASKEDMM, PostOp.NONE ), ( C.MM, PostOp.GELU ),
                   ( C.MM, PostOp.NONE ) ) )
   width = mk_mpu_types( cfg.d, cfg.l, cfg.psum_entries )["Post"].nbits + 1

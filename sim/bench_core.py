@@ -14,7 +14,7 @@ process's CPU time (the fairer figure on a shared machine); the build
 load are timed apart.  "verilog" is the whole appliance as one Verilator
 model; pymtl3 writes its outputs into the build folder.  A cached model is reused by
 name and Verilog hash only: after changing DFX_VL_OPT or DFX_VL_FLAGS
-(pymtl_dfx.testing.verilator5) use a fresh folder.
+(pymtl_dfx.hdl.verilator5) use a fresh folder.
 """
 
 import argparse

@@ -21,7 +21,7 @@ import time
 
 sys.path.insert( 0, str( pathlib.Path( __file__ ).resolve().parent.parent ) )
 
-from pymtl_dfx.appliance.host import TIMED_LEVELS, Host     # noqa: E402
+from pymtl_dfx.levels import TIMED_LEVELS, host_for        # noqa: E402
 from pymtl_dfx.compiler.build import compile_model          # noqa: E402
 from pymtl_dfx.config import DFXConfig                      # noqa: E402
 from pymtl_dfx.gpt2 import load_checkpoint                  # noqa: E402
@@ -32,8 +32,8 @@ def run( weights, case, level, cores, n_new ):
   prompt = case["prompt_ids"]
   want = case["dfx_numerics"][ :n_new ]
   t0, c0 = time.perf_counter(), time.process_time()
-  host = Host( compile_model( weights, DFXConfig( cores=cores ), cores,
-                              max_tokens=len( prompt ) + n_new ), level )
+  host = host_for( compile_model( weights, DFXConfig( cores=cores ), cores,
+                                  max_tokens=len( prompt ) + n_new ), level )
   got = host.generate( prompt, n_new )
   wall, cpu = time.perf_counter() - t0, time.process_time() - c0
   diff = next( ( k for k, ( a, b ) in enumerate( zip( got, want ) ) if a != b ), None )

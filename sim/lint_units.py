@@ -5,7 +5,7 @@
 Runs `verilator --lint-only -Wall` on pymtl3's translation of each unit
 (wrapped by `WidePortsRTL`, as the Verilator tests and the FPGA kernel see
 it) and prints the warnings by class.  A warning class listed in WAIVED is
-reported but accepted (`pymtl_dfx.rtlgen`), each with the reason; any other warning makes the
+reported but accepted (`pymtl_dfx.hdl.rtlgen`), each with the reason; any other warning makes the
 script exit 1.
 """
 
@@ -15,7 +15,7 @@ import sys
 
 from pymtl_dfx.atomic import write_text
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.rtlgen import lint, translate, waiver_reason
+from pymtl_dfx.hdl.rtlgen import lint, translate, waiver_reason
 
 MEMORY_DEPTH = 64
 

@@ -11,6 +11,7 @@ import types
 import pytest
 
 from pymtl_dfx import bounds as B
+from pymtl_dfx.compiler import run_estimate as E
 from pymtl_dfx.cli import main
 from pymtl_dfx.compiler.build import plan
 from pymtl_dfx.compiler.limits import CompileError
@@ -234,7 +235,7 @@ def test_estimates_are_announced_once_and_not_with_json( capsys ):
   ( "gpt2-medium", 4, 279_611 ), ( "gpt2-xl-dfx", 4, 859_611 ) ] )
 def test_step_estimate_is_within_its_stated_error( preset, cores, measured ):
   from pymtl_dfx.config import gpt2_preset
-  est = B.step_cycles( gpt2_preset( preset ), DFXConfig( cores=cores ), cores )
+  est = E.step_cycles( gpt2_preset( preset ), DFXConfig( cores=cores ), cores )
   assert 0.75 < est / measured < 1.3, est
 
 
@@ -264,29 +265,29 @@ def test_a_sweep_is_estimated_before_its_points_are_laid_out( capsys, monkeypatc
   def no_layout( *a, **k ):
     raise Stop
   monkeypatch.setattr( "pymtl_dfx.perf.planned", no_layout )
-  grid = "hbm_latency_ns=" + ",".join( str( v ) for v in range( 100, 100 + 2 * B.ESTIMATE_MODELS ) )
+  grid = "hbm_latency_ns=" + ",".join( str( v ) for v in range( 100, 100 + 2 * E.ESTIMATE_MODELS ) )
   with pytest.raises( Stop ):
     main( [ "sweep", "--model", "tiny", "--grid", grid, "--no-cache", "--jobs", "2",
             "--out", str( tmp_path / "s" ) ] )
   err = capsys.readouterr().err
   assert err.startswith( "dfx sweep: estimate: ~" ) and err.count( "\n" ) == 1, err
-  assert f"({2 * B.ESTIMATE_MODELS} steps to time, estimated from {B.ESTIMATE_MODELS} of its " \
-         f"{2 * B.ESTIMATE_MODELS} configs, ~" in err, err
+  assert f"({2 * E.ESTIMATE_MODELS} steps to time, estimated from {E.ESTIMATE_MODELS} of its " \
+         f"{2 * E.ESTIMATE_MODELS} configs, ~" in err, err
 
 
 def test_the_estimate_counts_the_processes_started_and_the_cpus( capsys, monkeypatch ):
   """issue #38: --jobs past the steps or the CPUs runs no faster."""
   from pymtl_dfx import perf
   from pymtl_dfx.config import gpt2_preset
-  monkeypatch.setattr( B, "cpu_count", lambda: 2 )
+  monkeypatch.setattr( E, "cpu_count", lambda: 2 )
   m = perf.planned( gpt2_preset( "tiny" ), DFXConfig(), 1, 4 )
-  each = B.perf_step_seconds( m.gpt, m.dfx, 1 )
+  each = E.perf_step_seconds( m.gpt, m.dfx, 1 )
   n = int( 4 * B.ANNOUNCE_S / each )
-  B.perf_tasks( "dfx perf", [ ( m, ) ] * n, 8 )
+  E.perf_tasks( "dfx perf", [ ( m, ) ] * n, 8 )
   assert capsys.readouterr().err == (
     f"dfx perf: estimate: ~{B.duration( n * each / 2 )} ({n} steps to time, ~{each:.0f} CPU s "
     f"each at most, on 8 process(es) sharing 2 CPU(s))\n" )
-  B.perf_tasks( "dfx perf", [ ( m, ) ] * 3, 8 )     # 3 processes: under a minute, no line
+  E.perf_tasks( "dfx perf", [ ( m, ) ] * 3, 8 )     # 3 processes: under a minute, no line
   assert capsys.readouterr().err == ""
 
 

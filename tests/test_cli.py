@@ -12,6 +12,7 @@ import pytest
 import safetensors.numpy
 
 from pymtl_dfx import cli
+from pymtl_dfx import levels as levels_mod
 from pymtl_dfx.appliance import host as host_mod
 from pymtl_dfx.cli import main
 from pymtl_dfx.config import DFXConfig, gpt2_preset
@@ -65,23 +66,22 @@ def test_text_prompt_streams_text( capsys ):
   assert capsys.readouterr().out.startswith( "Hi" )
 
 
-def test_level_choices_come_from_the_host():
+def test_level_choices_are_every_level():
   p = cli._parser()
   gen = p._subparsers._group_actions[0].choices["generate"]
   level = next( a for a in gen._actions if a.dest == "level" )
-  assert tuple( level.choices ) == host_mod.LEVELS
+  assert tuple( level.choices ) == levels_mod.LEVELS
 
 
 def test_unit_levels_reach_the_host( capsys, monkeypatch ):
   """Parsed into a dict and passed under the name Host's signature uses."""
   seen = {}
 
-  class FakeHost:
-    def __init__( s, compiled, level="func", levels=None ):
-      seen.update( level=level, levels=levels )
-      raise ValueError( "fake host stops here" )
+  def fake_host( compiled, level="func", levels=None, **options ):
+    seen.update( level=level, levels=levels )
+    raise ValueError( "fake host stops here" )
 
-  monkeypatch.setattr( host_mod, "Host", FakeHost )
+  monkeypatch.setattr( levels_mod, "host_for", fake_host )
   code = main( [ "generate", "--model", "tiny", "--prompt-ids", "1", "--new-tokens", "1",
                  "--level", "cl", "--unit-levels", "mpu=rtl, vpu=cl" ] )
   assert code == 1 and "fake host stops here" in capsys.readouterr().err
@@ -408,7 +408,7 @@ def test_a_verilator_build_is_announced_off_a_terminal_too( capsys, monkeypatch,
 
   def stop( *a, **k ):
     raise Stop
-  monkeypatch.setattr( host_mod, "Host", stop )
+  monkeypatch.setattr( levels_mod, "host_for", stop )
   monkeypatch.setenv( "DFX_VL_CACHE", "/nowhere/vl" )
   with pytest.raises( Stop ):
     main( GEN + [ "--new-tokens", "1", *extra ] )

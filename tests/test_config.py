@@ -236,15 +236,16 @@ def test_mpu_post_depth_per_command():
   register when it uses none (REDMAX and VECTORIZE are selects)."""
   from pymtl_dfx.config import DESIGN_FIELDS
   from pymtl_dfx.isa import ComputeOp as C, PostOp as P
+  from pymtl_dfx.units.mpu.timing import post_latency, tile_latency
   off, on = DFXConfig(), DFXConfig( mpu_post_bypass=1 )
   ops = ( C.CONV1D, C.MASKEDMM, C.MM )
-  assert { off.mpu_post_latency_for( op, post ) for op in ops for post in P } == { 47 }
-  assert off.mpu_post_latency == 47 and off.mpu_tile_latency == off.mpu_tile_latency_for( C.MM, P.NONE )
+  assert { post_latency( off, op, post ) for op in ops for post in P } == { 47 }
+  assert off.mpu_post_latency == 47 and off.mpu_tile_latency == tile_latency( off, C.MM, P.NONE )
   own = { C.CONV1D: 11, C.MASKEDMM: 6, C.MM: 0 }
   for op in ops:
     for post in P:
-      assert on.mpu_post_latency_for( op, post ) == max( 1, own[ op ] + 30 * ( post == P.GELU ) )
-  assert on.mpu_tile_latency_for( C.MM, P.REDMAX ) == on.mfu_lane_latency + on.fp_add_latency + 1
+      assert post_latency( on, op, post ) == max( 1, own[ op ] + 30 * ( post == P.GELU ) )
+  assert tile_latency( on, C.MM, P.REDMAX ) == on.mfu_lane_latency + on.fp_add_latency + 1
   assert on.mpu_tile_latency == off.mpu_tile_latency     # the deepest, for bounds
   assert "mpu_post_bypass" in DESIGN_FIELDS
   # a design option at its default is left out of str(), which names the

@@ -254,7 +254,7 @@ VERILATED = [ [ "--level", "cl", "--unit-levels", "ctrl=verilog" ],
 def in_empty_dir( tmp_path, monkeypatch ):
   """An empty current directory, and a build folder of the test's own
   (XDG_CACHE_HOME) beside the suite's model cache, which stays where it was."""
-  from pymtl_dfx.testing import verilated_cache
+  from pymtl_dfx.hdl import verilated_cache
   cache = verilated_cache.cache_dir()
   monkeypatch.setenv( "DFX_VL_CACHE", str( cache ) if cache is not None else "0" )
   monkeypatch.setenv( "XDG_CACHE_HOME", str( tmp_path / "cache" ) )

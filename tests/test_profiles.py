@@ -303,7 +303,7 @@ def test_report_records_the_profile( tmp_path ):
 def test_verilog_records_the_profile_in_config_json( capsys, tmp_path, monkeypatch ):
   """The record's plumbing only: the translation itself (about a minute)
   is tests/core/test_verilog_output.py's; here it writes a stand-in file."""
-  from pymtl_dfx import rtlgen
+  from pymtl_dfx.hdl import rtlgen
   from pymtl_dfx.core import verilog
   seen = []
 

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from pymtl_dfx import rtlgen
+from pymtl_dfx.hdl import rtlgen
 from pymtl_dfx.cli import main
-from pymtl_dfx.rtlgen import LintError, VERILATORS, lint, lint_failure, lint_record
+from pymtl_dfx.hdl.rtlgen import LintError, VERILATORS, lint, lint_failure, lint_record
 
 # tests/core/test_verilog_output.py's narrow core: the units of the paper's
 # core at d=8, written in seconds

@@ -65,7 +65,7 @@ elif moment in ( "linting", "before the rename" ):
   # "translating" cases): a one-module core, then the real lint, whose
   # `verilator` the test puts first on PATH, or a wait with every file
   # written into the partial folder
-  from pymtl_dfx import rtlgen
+  from pymtl_dfx.hdl import rtlgen
   from pymtl_dfx.core import verilog
   def small( component, out_dir ):
     path = os.path.join( out_dir, "Top.v" )

@@ -13,7 +13,7 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..core.Core import Core, resolve_levels
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from ..units.control.msgs import InstMsg
 from ..units.dma.msgs import mk_dma_types
 from ..units.memory.ports import mk_host_types

@@ -23,7 +23,7 @@ skipped.  A run's result (`empty_result`, `add_step`) is the one shape
 
 from ..compiler import stats as S
 from ..isa import Kind, op_of
-from ..units.control.ControlUnitFL import UNITS, unit_of
+from ..units.control.msgs import UNITS, unit_of
 
 STAGES = ( "summarization", "generation" )
 

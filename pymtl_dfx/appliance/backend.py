@@ -21,8 +21,10 @@ A backend holds the appliance of one level and does three things:
 `StreamBackend` the appliance of `core.Core`s at a stream level (fl, cl,
 rtl, or verilog: the whole appliance one Verilator model ticked by
 `drivers.VerilatedSteps`), driven by the port drivers of `drivers.HostTop`;
-`PerfBackend` the data-free timing model (`perf.ApplianceTiming`).
-`Host` (the generation loop) runs over any of them (`backend_for`).
+`appliance_backend` builds either for a compiled model.  `Host` (the
+generation loop) runs over any backend with this interface, those built
+above the appliance too (`perf.backend.PerfBackend`, the kernel's; every
+level by name: `levels.backend_for`).
 """
 
 import time
@@ -43,12 +45,8 @@ from .attribution import Progress, step_record, units_of
 from .drivers import HostTop, VerilatedSteps
 from .liveness import StepTimeout, cycle_limit, top_stuck_report
 
-# kernel: the wrapped U280 kernel co-simulated (`kernel.cosim`); fpga: U280
-# cards through XRT (`kernel.xrt_runtime`, needs the kernel's xclbin)
-LEVELS = ( "func", ) + CORE_LEVELS + ( "kernel", "fpga" )
-# the levels whose cycles are the hardware's (func and fl count cycles of
-# untimed models)
-TIMED_LEVELS = ( "cl", "rtl", "verilog", "kernel" )
+# the levels this package builds; the kernel's and perf's: `levels`
+APPLIANCE_LEVELS = ( "func", ) + CORE_LEVELS
 MEMS = ( "hbm", "ddr" )
 
 
@@ -333,77 +331,22 @@ class StreamBackend:
     return step_record( s.cfg, k, tracks )
 
 
-class PerfBackend:
-  """The data-free timing model of `cores` cores (`perf.ApplianceTiming`,
-  or `app`).  With `model` (a compiled or planned model) and `fold`, a
-  step's repeated decoder layers are folded (`perf.fold`: the same cycles,
-  in less time)."""
-
-  level = "perf"
-  data = False
-  counts_busy = True
-
-  def __init__( s, cfg, cores, model=None, fold=True, app=None, emitter=None ):
-    from ..perf.appliance import ApplianceTiming
-    from ..perf.core import STALLS
-    s.stalls = STALLS
-    s.cfg, s.model, s.fold = cfg, model, fold and model is not None
-    s.app = app or ApplianceTiming( cfg, cores )
-    s.emitter = emitter or ( model.emitter() if s.fold else None )
-    s.load_cycles = s.readback_cycles = 0
-
-  def run_programs( s, progs, classes, limit, what, layers=None ):
-    words = [ [ int( encode( inst ) ) for inst in p ] for p in progs ]
-    return s.app.step( words, [ units_of( p ) for p in progs ], classes, layers, limit, what )
-
-  def step( s, progs, classes, at ):
-    from ..perf.fold import Layers
-    from ..units.control.ControlUnitFL import UNITS
-    token, pos, want = at
-    words = [ [ int( encode( inst ) ) for inst in p ] for p in progs ]
-    units = [ units_of( p ) for p in progs ]
-    layers = None
-    if s.fold:
-      M = ( s.cfg.hbm_channels, s.cfg.ddr_channels )
-      # where the decoder layers end and the LM head begins
-      ends = [ len( s.emitter.step( i, int( token ), pos, False )[0] ) if want else len( p )
-               for i, p in enumerate( progs ) ]
-      layers = [ Layers( w, u, c, s.model.gpt.n_layer, end, M )
-                 for w, u, c, end in zip( words, units, classes, ends ) ]
-    k, tracks = s.app.step( words, units, classes, layers, what=f"step at position {pos}" )
-    rec = step_record( s.cfg, k, tracks )
-    rec["stalls"] = [ { name: dict( c.stalls.by_unit[u] ) for u, name in enumerate( UNITS ) }
-                      for c in s.app.cores ]
-    rec["folded"], rec["skipped"] = s.app.folded, s.app.skipped
-    return rec
-
-  def read_ddr( s, addr, n_words ):
-    return None          # no data
-
-
-def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, ddr_depth=None,
-                 line_trace=False, fold=True, runtime_id=False, xclbin=None, probe=None ):
-  """The backend of `level` (LEVELS, or "perf") for a compiled model (or a
-  `perf.Planned` one: no memory images, so not func), memory depths by
-  default the smallest that hold the images or the layout, the images
-  loaded; `probe` (`waves.Probe`, a stream level only): its wave and
-  line trace."""
+def appliance_backend( compiled, level, levels=None, max_cycles=None, hbm_depth=None,
+                       ddr_depth=None, line_trace=False, runtime_id=False, probe=None ):
+  """The backend of an appliance level (APPLIANCE_LEVELS: func, or a stream
+  level) for a compiled model (or a `perf.Planned` one: no memory images,
+  so not func), memory depths by default the smallest that hold the images
+  or the layout, the images loaded; `probe` (`waves.Probe`, a stream level
+  only): its wave and line trace.  The levels built above the appliance
+  (perf, kernel, fpga) are `levels.backend_for`'s."""
+  if level not in APPLIANCE_LEVELS:
+    raise ValueError( f"level {level!r} is not an appliance level (have: "
+                      f"{', '.join( APPLIANCE_LEVELS )}); every level: pymtl_dfx.levels" )
+  if probe is not None and level not in CORE_LEVELS:
+    raise ValueError( f"a wave or line trace needs a simulated level (fl, cl, rtl, verilog, "
+                      f"kernel), not {level}" )
   cfg = compiled.dfx
   images = getattr( compiled, "images", None )   # None: a `perf.Planned` model
-  if probe is not None and level not in CORE_LEVELS + ( "kernel", ):
-    raise ValueError( f"a wave or line trace needs a simulated level (fl, cl, rtl, verilog, "
-                      f"kernel), "
-                      f"not {level}" )
-  if level == "perf":
-    return PerfBackend( cfg, compiled.cores, compiled, fold )
-  if level == "fpga":
-    if images is None or levels:
-      raise ValueError( "the fpga level runs a compiled model's images on U280 cards, every "
-                        "unit the kernel's RTL" )
-    if xclbin is None:
-      raise ValueError( "the fpga level needs the kernel's xclbin (`dfx fpga`'s build)" )
-    from ..kernel.xrt_runtime import XrtBackend
-    return XrtBackend( compiled, xclbin, max_cycles )
   if level == "func":
     if images is None:
       raise ValueError( "the functional appliance computes on the weights: compile the model "
@@ -411,6 +354,18 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
     if levels:
       raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog), not func" )
     return FuncBackend( cfg, images, compiled.readonly_hbm_words, max_cycles )
+  depth = memory_depths( compiled, hbm_depth, ddr_depth )
+  return loaded( StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"],
+                                line_trace, max_cycles, runtime_id, probe ), compiled )
+
+
+def memory_depths( compiled, hbm_depth=None, ddr_depth=None ):
+  """{memory: rows per channel} of a stream level's (or the kernel's)
+  memories: by default the smallest power of two that holds each core's
+  image (a planned model: its layout's words); ProgramError when a given
+  depth is too small."""
+  cfg = compiled.dfx
+  images = getattr( compiled, "images", None )
   T = mk_dma_types( cfg )
   # a planned model's memories hold zeros: its layout's words, none loaded
   need = { m: ( [ img[k].shape[0] for img in images ] if images is not None
@@ -425,16 +380,13 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
         raise ProgramError( f"core {i}: the {m.upper()} image has {n} words; "
                             f"the modelled memory holds {words} ({m}_depth={depth[m]} rows "
                             f"x {T[m].channels} channels)" )
-  if level == "kernel":
-    if levels:
-      raise ValueError( "per-unit levels need a stream level (fl, cl, rtl, verilog): the "
-                        "kernel is RTL throughout" )
-    from ..kernel.cosim import KernelBackend
-    b = KernelBackend( cfg, compiled.cores, depth["hbm"], depth["ddr"], line_trace, max_cycles,
-                       probe=probe )
-  else:
-    b = StreamBackend( cfg, compiled.cores, level, levels, depth["hbm"], depth["ddr"], line_trace,
-                       max_cycles, runtime_id, probe )
+  return depth
+
+
+def loaded( b, compiled ):
+  """Backend `b` with a compiled model's images loaded (a planned model's:
+  none); closed if the load fails."""
+  images = getattr( compiled, "images", None )
   if images is not None:
     try:
       b.load( images )

@@ -37,7 +37,7 @@ from ..compiler import stats as S
 from ..gpt2.decoding import check_generation, decode_loop, greedy_token
 from ..lib.arith import ceil_div
 from .attribution import add_step, empty_result
-from .backend import LEVELS, TIMED_LEVELS, backend_for   # noqa: F401 (the host's levels, named here)
+from .backend import appliance_backend
 
 
 def emit_step( model, emitter, token, pos, want_logits ):
@@ -67,19 +67,17 @@ def schedule( prompt_ids, n_new, tokens=None ):
 
 
 class Host:
-  """The generation loop over a backend: the backend of `level` (LEVELS)
-  for `compiled`, or `backend` (e.g. `backend.PerfBackend`); `probe`
-  (`waves.Probe`): a wave and line trace of a stream level, finished by
-  `close()`."""
+  """The generation loop over a backend: `backend` (any with the interface
+  of `backend`: a stream level's, perf's, the kernel's), or the appliance's
+  own of `level` (APPLIANCE_LEVELS) for `compiled`; every level by name:
+  `levels.host_for`.  `probe` (`waves.Probe`): a wave and line trace of a
+  stream level, finished by `close()`."""
 
   def __init__( s, compiled, level="func", levels=None, max_cycles_per_step=None,
-                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None, xclbin=None,
-                probe=None ):
+                hbm_depth=None, ddr_depth=None, line_trace=False, backend=None, probe=None ):
     if backend is None:
-      if level not in LEVELS:
-        raise ValueError( f"level {level!r} is not an appliance level (have: {', '.join( LEVELS )})" )
-      backend = backend_for( compiled, level, levels, max_cycles_per_step, hbm_depth, ddr_depth,
-                             line_trace, xclbin=xclbin, probe=probe )
+      backend = appliance_backend( compiled, level, levels, max_cycles_per_step, hbm_depth,
+                                   ddr_depth, line_trace, probe=probe )
     s.backend = backend
     s.model = compiled
     s.level = backend.level

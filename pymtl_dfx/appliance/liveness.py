@@ -5,7 +5,7 @@ clear error naming each core's stuck instruction, never a hang."""
 
 from ..isa import Kind, format_inst, op_of
 from ..lib.arith import ceil_div
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 
 
 class StepTimeout( RuntimeError ):

@@ -365,8 +365,8 @@ def step_cache( args ):
 
 def announce_steps( prog, jobs, enabled ):
   """on_start(tasks) for `sampled.time_many`: the estimate of timing them
-  (`bounds.perf_tasks`) on stderr when it is minutes or more."""
-  from ..bounds import perf_tasks
+  (`compiler.run_estimate.perf_tasks`) on stderr when it is minutes or more."""
+  from ..compiler.run_estimate import perf_tasks
   return lambda tasks: perf_tasks( prog, tasks, jobs, enabled )
 
 
@@ -485,6 +485,18 @@ def check_context( n_prompt, n_new, cfg, new="--new-tokens", prompt=None ):
 
 # -- output paths --------------------------------------------------------------------
 
+def model_reads( spec ):
+  """{path: what it is} of the files `--model spec` makes a run read: a
+  checkpoint directory's config, weights and tokenizer files (a preset
+  reads none)."""
+  from ..gpt2.checkpoint import CONFIG_FILE, WEIGHTS_FILE
+  from ..gpt2.tokenizer import MERGES_FILE, TOKENIZER_FILE, VOCAB_FILE
+  if not spec or not os.path.isdir( spec ):
+    return {}
+  names = ( CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, VOCAB_FILE, MERGES_FILE )
+  return { os.path.join( spec, n ): f"the model's {n}" for n in names }
+
+
 def check_outputs( args ):
   """Every path the command would write, checked before anything is loaded
   or compiled (`outputs`: OutputPathError, one line naming the path and the
@@ -492,7 +504,7 @@ def check_outputs( args ):
   commands that say it is a directory (`out_kind`: "dir", or "empty dir")
   and the step cache (directories), against the files the run reads."""
   from .. import outputs
-  reads = outputs.model_reads( getattr( args, "model", None ) )
+  reads = model_reads( getattr( args, "model", None ) )
   if getattr( args, "image", None ):
     reads[ args.image ] = "--image"
   if getattr( args, "save_image", None ) is not None:

@@ -12,7 +12,7 @@ from ..printable import shown, stream_text
 
 
 def add_parser( add ):
-  from ..appliance.host import LEVELS
+  from ..levels import LEVELS
   presets = common.presets_text()
   p = add( "generate",
            help="GPT-2 text generation on the modelled appliance",
@@ -282,7 +282,8 @@ def _compile( args, cfg, dfx, n_tokens, progress ):
 def _announce_generate( args, cfg, dfx, n_tokens ):
   """The estimate of a generation, before any loading (`bounds.announce`:
   refused past its budget)."""
-  from ..bounds import CORE_CYCLES_PER_CPU_S, announce, level_seconds
+  from ..bounds import announce
+  from ..compiler.run_estimate import CORE_CYCLES_PER_CPU_S, level_seconds
   if args.level in CORE_CYCLES_PER_CPU_S or args.level == "func":
     steps = max( 1, n_tokens - 1 )
     announce( "dfx generate", level_seconds( cfg, dfx, dfx.cores, steps, args.level ),
@@ -295,7 +296,7 @@ def _announce_verilator( args, dfx ):
   estimate, not progress).  Whether the model is in the cache is known only
   once it is translated, so the line says both cases."""
   from ..bounds import duration, verilog_cost
-  from ..testing.verilated_cache import cache_dir
+  from ..hdl.verilated_cache import cache_dir
   whole = args.level in ( "verilog", "kernel" )
   if args.json or not ( whole or "verilog" in ( args.unit_levels or {} ).values() ):
     return
@@ -310,7 +311,7 @@ def _announce_verilator( args, dfx ):
 
 
 def run( args ):
-  from ..appliance.host import Host
+  from ..levels import host_for
   from ..gpt2.tokenizer import load_tokenizer
 
   if args.unit_levels and args.level == "func":
@@ -360,8 +361,8 @@ def run( args ):
     trace_file = sys.stderr if args.trace == "-" else open( args.trace, "w" )
     probe.trace = trace_file
   try:
-    host = Host( compiled, args.level, levels=args.unit_levels, **cards,
-                 **( { "probe": probe } if probe is not None else {} ) )
+    host = host_for( compiled, args.level, levels=args.unit_levels, **cards,
+                     **( { "probe": probe } if probe is not None else {} ) )
   except BaseException:
     if trace_file not in ( None, sys.stderr ):
       trace_file.close()
@@ -464,7 +465,7 @@ def _generate( args, host, compiled, ids, tok, choose, stop, progress, compile_s
 def timing( host, dfx ):
   """The cycles of a timed level (CL, RTL, Verilator) and their time at the
   kernel clock; {} for the untimed levels (func, fl)."""
-  from ..appliance.host import TIMED_LEVELS
+  from ..levels import TIMED_LEVELS
   if host.level not in TIMED_LEVELS:
     return {}
   r = host.results()

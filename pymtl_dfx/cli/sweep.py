@@ -102,7 +102,7 @@ def run( args ):
     check_context( *io, gpt, new="O (--io I:O)", prompt="I (--io I:O)" )
   cache = common.step_cache( args ).dir
   cache_dir = None if cache is None else str( cache )
-  from ..bounds import perf_tasks
+  from ..compiler.run_estimate import perf_tasks
   steps = 1 + ( 2 * samples if io else 0 )     # per point: the step, and --io's samples
 
   def on_start( models ):

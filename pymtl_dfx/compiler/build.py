@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bounds import check_model
 from ..config import ConfigError, DFXConfig, GPT2Config
 from ..files import expect, short_repr
 from ..printable import shown
@@ -19,7 +18,8 @@ from .emit import StepEmitter
 from .image_file import ImageFormatError, as_stored, read_image, write_image
 from .images import build_images
 from .layout import plan_layout
-from .limits import CompileError, check_limits
+from .checks import check_limits, check_model
+from .limits import CompileError
 
 IMAGE_KIND = "pymtl_dfx compiled GPT-2"
 

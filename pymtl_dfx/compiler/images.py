@@ -6,7 +6,7 @@ from .. import numerics
 from ..lib.arith import ceil_div
 from .layout import unfolded_layernorms
 from .partition import Partition
-from .tiling import to_grid
+from ..lib.tiling import to_grid
 
 F16 = np.float16
 

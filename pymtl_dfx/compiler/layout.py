@@ -33,12 +33,12 @@ DDR (per core): wte and wpe rows (each padded to whole vectors), LayerNorm
 from ..config import DFXConfig, GPT2Config
 from .partition import Partition
 from ..lib.arith import ceil_div
-from .tiling import band_width, stream_vectors
+from ..lib.tiling import band_width, stream_vectors
 
 
 class Allocator:
   """Bump allocator of named regions; sizes in units (entries or words).
-  Capacities are `limits.check_limits`' business (one error for all)."""
+  Capacities are `checks.check_limits`' business (one error for all)."""
 
   def __init__( s ):
     s.top = 0

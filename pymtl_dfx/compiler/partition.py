@@ -60,7 +60,7 @@ class Partition:
   cores: int
 
   def __post_init__( self ):
-    # the limits partitioning itself needs; the rest: limits.check_limits
+    # the limits partitioning itself needs; the rest: checks.check_limits
     errors = shape_errors( self.gpt, self.dfx, self.cores )
     if errors:
       raise CompileError( "cannot partition GPT-2 for DFX: " + "; ".join( errors ) )

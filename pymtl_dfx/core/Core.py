@@ -29,7 +29,7 @@ with `memories=False`, the FPGA build's core, the DMA's channel ports
 memory IP),
 `idle` (the control unit has nothing buffered or in flight), and two
 4-bit status ports, `issued` and `retired`: bit u is unit u's issue / done
-handshake in this cycle (units as `ControlUnitFL.UNITS`), so the host can
+handshake in this cycle (units as `control.msgs.UNITS`), so the host can
 attribute cycles to instructions from the core's boundary at every level,
 a Verilated core included.
 
@@ -48,11 +48,11 @@ from pymtl3.passes.backends.verilog import VerilogPlaceholderPass, VerilogTransl
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from ..lib.fifo import FifoCL, FifoRTL
-from ..testing import verilator5
-from ..testing.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, WidePortsRTL, fields_of
+from ..hdl import verilator5
+from ..hdl.wide_ports import FieldRecvIfcRTL, FieldSendIfcRTL, WidePortsRTL, fields_of
 from .netlist import EACH, MEMORIES, NETLIST, ends
 from ..units.control.models import MODELS as CONTROL_MODELS
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from ..units.control.msgs import InstMsg
 from ..units.dma.models import MODELS as DMA_MODELS
 from ..units.dma.msgs import mk_dma_types

@@ -25,7 +25,7 @@ connection order.
 
 from collections import namedtuple
 
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 
 DMA, MPU, VPU, ROUTER = ( UNITS.index( u ) for u in ( "dma", "mpu", "vpu", "router" ) )
 EACH = "each"             # one channel per memory channel

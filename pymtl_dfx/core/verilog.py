@@ -3,7 +3,7 @@
 `write_core_verilog(cfg, out_dir)` translates one `Core` with every unit at
 RTL and its HBM/DDR channels as ports (`memories=False`: on the U280 the
 AXI masters to the HBM and DDR IP sit there, see fpga/), lints it with
-`verilator --lint-only -Wall` (`pymtl_dfx.rtlgen`'s waivers, each with its
+`verilator --lint-only -Wall` (`pymtl_dfx.hdl.rtlgen`'s waivers, each with its
 reason) and writes, all or nothing:
 
   <top>.v        the whole core: one top module, every unit beneath it
@@ -46,7 +46,7 @@ def top_ports( core ):
   its message, message bits, channels for a list, split into fields when
   wider than pymtl3's port limit); pymtl3 names a stream's signals
   NAME__msg, NAME__val, NAME__rdy (lists: arrays of them)."""
-  from ..testing.wide_ports import is_wide, plain_ports, stream_ports
+  from ..hdl.wide_ports import is_wide, plain_ports, stream_ports
   ports = {}
   for name, ( port, is_in ) in plain_ports( core ).items():
     first = port[0] if isinstance( port, list ) else port
@@ -79,7 +79,7 @@ def write_core_verilog( cfg: DFXConfig, out_dir, lint=True, profile=None ):
   Verilator's log (`rtlgen.keeping_refused_log`: OUT.lint.log) and names it."""
   from .. import __version__
   from ..atomic import atomic_dir
-  from ..rtlgen import LintRefusal, keeping_refused_log, lint_failure, lint_record, translate
+  from ..hdl.rtlgen import LintRefusal, keeping_refused_log, lint_failure, lint_record, translate
   with keeping_refused_log( out_dir, VerilogError ), atomic_dir( out_dir, "--out" ) as work:
     core = fpga_core( cfg )
     path, top = translate( core, work )

@@ -4,7 +4,8 @@ register file manager, over the core's HBM and DDR images."""
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from ..units.control.ControlUnitFL import UNITS, ControlUnitFL
+from ..units.control.ControlUnitFL import ControlUnitFL
+from ..units.control.msgs import UNITS
 from .DMAFunc import DMAFunc
 from .MPUFunc import MPUFunc
 from .weight_stream import WeightStreamFunc

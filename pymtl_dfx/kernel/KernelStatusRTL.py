@@ -7,7 +7,7 @@ count, or the other way round):
 - `cycles`: cycles from the run's `start` pulse to its `done` pulse (done's
   cycle minus start's cycle; a run counts the cycles after start up to and
   including done).
-- `busy_<unit>` (units as `ControlUnitFL.UNITS`): cycles of the same window
+- `busy_<unit>` (units as `control.msgs.UNITS`): cycles of the same window
   in which that unit had an instruction in flight, i.e. in which the count
   of its issue handshakes minus its done handshakes so far was above zero
   (an instruction issued in cycle i and retired in cycle r adds r - i
@@ -28,7 +28,7 @@ Every counter but `errors` is cleared by the `start` pulse.
 
 from pymtl3 import *
 
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from .interface import ERROR_BITS, register_map
 
 NU = len( UNITS )

@@ -29,7 +29,7 @@ from ..appliance.backend import StreamBackend, prepare_probed
 from ..appliance.drivers import HostMemPort
 from ..appliance.liveness import StepTimeout, cycle_limit
 from ..isa import encode
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from ..units.dma.msgs import mk_dma_types
 from ..units.memory.msgs import all_elems
 from ..units.memory.ports import mk_host_types

@@ -17,7 +17,7 @@ previous one, 512-bit AXI4-Streams to the link kernels.
 from dataclasses import dataclass
 
 from ..isa import INST_BITS
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from .axi import (AXI4, AXI4_LITE, AXI4_STREAM, LITE_DATA_BITS, MEM_ADDR_BITS,
                   STREAM_DATA_BITS)
 

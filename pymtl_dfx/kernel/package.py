@@ -314,7 +314,7 @@ def slr_plan( cfg, resources=None ):
   `slr=` lines.  A kernel larger than one SLR is not given an slr= (UG1393:
   v++ spreads it, and an assignment would fail in implementation); the
   link kernels sit beside their GTs."""
-  from ..sweep.resources import U280
+  from ..resources.estimate import U280
   est = resources or kernel_resources( cfg )
   per_slr = { k: v / U280_SLRS for k, v in U280.items() }
   share = { k: est["totals"][k] / per_slr[k] for k in U280 }
@@ -450,7 +450,7 @@ def resources_record( cfg, est, plan ):
 
 
 def resources_md( cfg, est, plan ):
-  from ..sweep.resources import U280, U280_SOURCE
+  from ..resources.estimate import U280, U280_SOURCE
   ks = list( U280 )
   out = [ f"# Resources of dfx_kernel at d={cfg.d}, l={cfg.l} (per card)", "",
           "The estimate of `pymtl_dfx.kernel.resources.kernel_resources` (Yosys "
@@ -608,7 +608,7 @@ def write_kernel_folder( cfg, out_dir ):
   Verilator's log (`rtlgen.keeping_refused_log`: OUT.lint.log) and names it."""
   from ..atomic import atomic_dir
   from ..bounds import check_dfx
-  from ..rtlgen import LintRefusal, keeping_refused_log, lint_failure
+  from ..hdl.rtlgen import LintRefusal, keeping_refused_log, lint_failure
   check_dfx( cfg, rtl=True )             # the U280's channels and sizes (`bounds`)
   with keeping_refused_log( out_dir, PackageError ), atomic_dir( out_dir, "--out" ) as work:
     rtl = kernel_rtl( cfg, work )

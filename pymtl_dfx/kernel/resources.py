@@ -2,9 +2,9 @@
 per U280 and per SLR (`kernel_resources(cfg)`; `dfx fpga` writes it into
 its folder, docs/resources.md shows it at the paper's d=64, l=16).
 
-- The core: `sweep.resources.estimate_resources` (the SYNTHESISED unit
+- The core: `resources.estimate.estimate_resources` (the SYNTHESISED unit
   rows times their instance counts; the vector register file as
-  `sweep.vrf_banking` maps it, the other buffers in RAMB36E2).
+  `resources.vrf_banking` maps it, the other buffers in RAMB36E2).
 - The shims: one Yosys 0.23 `synth_xilinx -family xcup` run per module
   (`python reports/kernel_resources.py`, cached in build/), times its
   instances: an AXI master adapter per HBM pseudo-channel and per DDR port,
@@ -22,7 +22,7 @@ its folder, docs/resources.md shows it at the paper's d=64, l=16).
   no SLR holds the whole MPU.
 """
 
-from ..sweep.resources import RESOURCES, U280, U280_SOURCE, estimate_resources, unit
+from ..resources.estimate import RESOURCES, U280, U280_SOURCE, estimate_resources, unit
 from .interface import DDR_BANKS
 
 SLRS = 3

@@ -53,8 +53,8 @@ def wrapper_text( cfg ):
 
 def translate_logic( cfg, out_dir ):
   """KernelRTL translated by pymtl3 into out_dir; returns its text."""
-  from ..rtlgen import write_translation
-  from ..testing import verilator5
+  from ..hdl.rtlgen import write_translation
+  from ..hdl import verilator5
   verilator5.apply()
   top = KernelRTL( cfg )
   top.elaborate()
@@ -66,7 +66,7 @@ def write_kernel_sv( cfg, out_dir, lint=True ):
   """Write dfx_kernel.sv and filelist.f into the folder out_dir (which
   exists; the caller makes it whole or removes it) and lint the file with
   Verilator (`rtlgen.lint`); returns the record: top, files, lines, lint."""
-  from ..rtlgen import VERILATORS, LintError, lint_record
+  from ..hdl.rtlgen import VERILATORS, LintError, lint_record
   scratch = tempfile.mkdtemp( prefix="dfx-kernel-" )
   try:
     logic = translate_logic( cfg, scratch )

@@ -1,4 +1,4 @@
-"""The tile walker: `compiler.tiling.tile_walk` as counters (the one
+"""The tile walker: `lib.tiling.tile_walk` as counters (the one
 hardware definition of the MPU's tile order).
 
 An n_r x n_c grid of tiles is walked in bands of `band = min(n_c,
@@ -34,7 +34,7 @@ zigzag walker's Verilog (its module name) stays as it was;
 
 from pymtl3 import *
 
-from ..compiler.tiling import grid_index, tile_walk
+from .tiling import grid_index, tile_walk
 
 
 class TileWalkerRTL( Component ):

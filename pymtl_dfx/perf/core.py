@@ -16,7 +16,7 @@ from ..core.netlist import DMA, MEMORIES, MPU, ROUTER, VPU
 from ..lib.fifo import FifoCL
 from ..lib.rate_queue import RateQueueCL
 from ..units.control.ControlUnitCL import Candidate, stall_reasons
-from ..units.control.ControlUnitFL import UNITS
+from ..units.control.msgs import UNITS
 from ..units.control.timing import IssueTiming
 from ..units.dma.msgs import mk_dma_types
 from ..units.dma.timing import DMATiming

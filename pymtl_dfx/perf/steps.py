@@ -1,7 +1,7 @@
 """Token steps as the host runs them, timed by the data-free appliance.
 
 `run(compiled, prompt_ids, n_new)` is `Host.replay` (`Host.generate`'s
-loop and step schedule, the tokens given) over the perf backend (`appliance.backend.PerfBackend`)
+loop and step schedule, the tokens given) over the perf backend (`backend.PerfBackend`)
 and returns what `Host.results()` returns at CL: cycles in total, per step,
 per stage, per op class (the host's attribution rule) and busy cycles per
 unit, plus the stalled cycles per unit and cause, the decoder layers
@@ -13,11 +13,11 @@ may be given; by default the last prompt token is repeated.
 from dataclasses import dataclass
 
 from ..appliance import attribution
-from ..appliance.backend import PerfBackend
 from ..appliance.host import Host, emit_step, schedule   # noqa: F401
 from ..compiler.build import plan
 from ..compiler.emit import StepEmitter
 from ..config import DFXConfig, GPT2Config
+from .backend import PerfBackend
 from .core import STALLS
 
 add_step = attribution.add_step

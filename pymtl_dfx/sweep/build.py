@@ -18,7 +18,7 @@ def sweep( gpt, points, context, io=None, samples=4, cache_dir=None, jobs=1, das
   estimated (on_start): the estimate comes first (`run.run_all`)."""
   from .. import perf
   from .pareto import pareto
-  from .resources import estimate_resources
+  from ..resources.estimate import estimate_resources
   from .run import run_all
   max_tokens = max( context, sum( io ) if io else 0 )
   models = [ perf.unplanned( gpt, pt.dfx, pt.dfx.cores, max_tokens ) for pt in points ]
@@ -40,7 +40,7 @@ def build( out_dir, gpt, points, context, io=None, samples=4, cache_dir=None, jo
   """Runs the sweep and writes sweep.md, sweep.json, pareto.png and
   pareto.svg into out_dir; returns (the sweep.json record, {what: path})."""
   from . import figure, page
-  from .resources import SYNTHESISED, U280, U280_SOURCE
+  from ..resources.estimate import SYNTHESISED, U280, U280_SOURCE
   from ..outputs import check_dir
   check_dir( out_dir, "--out" )           # before the sweep, not after it
   t0 = time.perf_counter()

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt   # noqa: E402
 import matplotlib.ticker          # noqa: E402
 
 from ..atomic import atomic_path  # noqa: E402
-from .resources import U280       # noqa: E402
+from ..resources.estimate import U280       # noqa: E402
 
 AXES = ( ( "LUT", "pareto_lut" ), ( "DSP", "pareto_dsp" ) )
 

@@ -2,7 +2,7 @@
 resources against the U280, fits or not, Pareto), and how the estimate of
 the first point that compiled is built."""
 
-from .resources import RESOURCES, U280, U280_SOURCE
+from ..resources.estimate import RESOURCES, U280, U280_SOURCE
 
 
 def _fits( p ):
@@ -30,7 +30,7 @@ def write( sweep, figure ):
             "",
             "Resources: one core per card, estimated from Yosys `synth_xilinx -family xcup` unit "
             "numbers (Yosys, not Vivado; the table `SYNTHESISED` in "
-            "`pymtl_dfx/sweep/resources.py`), against the U280 "
+            "`pymtl_dfx/resources/estimate.py`), against the U280 "
             f"({', '.join( f'{U280[k]:,} {k}' for k in RESOURCES )}; {U280_SOURCE}).  Each "
             "estimate row says whether it is synthesised or extrapolated; what is left out is "
             "listed below.", "" ]

@@ -141,7 +141,7 @@ def run_with_duts( th, duts, cmdline_opts, limit, what, progress=lambda: "" ):
   model; the rest of the harness stays Python), reset and tick until
   `th.done()` (at most `limit` cycles).  Returns the cycle count."""
   from .harness import _plain_opts, run_until_done, translating
-  from . import verilator5
+  from ..hdl import verilator5
   from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
   verilator5.apply()
   opts = _plain_opts( cmdline_opts )

@@ -9,9 +9,9 @@ passes, and returns the cycle count and arrival stamps.
 from pymtl3 import *
 from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
 
-from . import verilator5
+from ..hdl import verilator5
 from .src_sink import CheckSinkRTL, DelaySourceRTL, received
-from .wide_ports import WidePortsRTL, connect_stream
+from ..hdl.wide_ports import WidePortsRTL, connect_stream
 
 verilator5.apply()
 

@@ -621,7 +621,7 @@ class FuncRunner:
 
 
 class PerfRunner:
-  """The performance model (`backend.PerfBackend`: every unit's timing
+  """The performance model (`perf.backend.PerfBackend`: every unit's timing
   object, no data) on a program, from the state a reset core is in; `run`
   returns (cycles, per core its busy cycles per unit), counted as
   `StreamRunner` counts them, so a CL run of the same program must give
@@ -633,7 +633,7 @@ class PerfRunner:
     s.cfg, s.cores = cfg or ring_config( cores ), cores
 
   def run( s, prog ):
-    from ..appliance.backend import PerfBackend
+    from ..perf.backend import PerfBackend
     assert len( _per_core( prog ) ) == s.cores, f"{len( _per_core( prog ) )} programs for {s.cores} cores"
     k, tracks = _run( PerfBackend( s.cfg, s.cores ), prog, s.cfg, "perf: program" )
     return k, [ tuple( t.busy ) for t in tracks ]

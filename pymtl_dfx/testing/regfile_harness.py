@@ -22,12 +22,12 @@ import numpy as np
 from pymtl3 import *
 
 from .. import numerics as N
-from ..compiler.tiling import band_width, to_stream
+from ..lib.tiling import band_width, to_stream
 from ..isa import ComputeOp as C, PostOp, RouterOp, encode, make
 from ..lib.arith import ceil_div
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, done_by, received
-from .wide_ports import WidePortsRTL, connect_stream
+from ..hdl.wide_ports import WidePortsRTL, connect_stream
 from ..units.control.msgs import DoneMsg, InstMsg
 from ..units.dma.msgs import VregT
 from ..units.mpu.msgs import MPUCmd, mk_mpu_types

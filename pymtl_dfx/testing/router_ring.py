@@ -18,7 +18,7 @@ from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
 from .harness import _plain_opts, elaborate_for, run_until_done, translating
 from .src_sink import CheckSinkRTL, DelaySourceRTL, RecordSinkRTL, received
-from .wide_ports import WidePortsRTL, connect_stream
+from ..hdl.wide_ports import WidePortsRTL, connect_stream
 from ..units.router.models import LINK_MODELS, MODELS as ROUTER_MODELS
 from ..units.router.ports import CoreIdT
 from ..units.router.streams import DoneMsg, RouterCmd, apply_writes, mk_router_types, n_writes, rd_messages

@@ -30,7 +30,7 @@ import time
 from .. import numerics as N
 from ..atomic import atomic_open
 from .. import profiles
-from ..appliance.host import Host
+from ..levels import host_for
 from ..compiler.build import compile_model
 from ..config import GPT2Config
 from ..gpt2 import DFXForward, generate, random_weights
@@ -134,7 +134,7 @@ def run( cores, level, levels=None, long=False, d=32, model=None ):
   _, cm = compiled( cores, long, d, model )
   _, prompt, new, _, fixed_depths = _model( long, model )
   t0 = time.perf_counter()
-  host = Host( cm, level, levels, **( SMALL[d][1] if fixed_depths else {} ) )
+  host = host_for( cm, level, levels, **( SMALL[d][1] if fixed_depths else {} ) )
   host.build_and_load = time.perf_counter() - t0
   tokens = host.generate( prompt, new )
   host.seconds = time.perf_counter() - t0

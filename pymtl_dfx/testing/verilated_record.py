@@ -146,7 +146,7 @@ def _cycles( comp ):
 
 @pytest.hookimpl( hookwrapper=True )
 def pytest_runtest_protocol( item ):
-  from .verilated_cache import BUILDS
+  from ..hdl.verilated_cache import BUILDS
   _current[ "test" ] = item.nodeid
   first = len( BUILDS )
   t0 = time.perf_counter()

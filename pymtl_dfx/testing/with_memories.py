@@ -12,7 +12,7 @@ appears under its own name, and each memory's host port as
 from pymtl3 import *
 from pymtl3.stdlib.stream.ifcs import RecvIfcRTL, SendIfcRTL
 
-from .wide_ports import stream_ports
+from ..hdl.wide_ports import stream_ports
 from ..units.memory.models import MODELS
 from ..units.memory.msgs import MemoryConfigError
 from ..units.memory.ports import mk_host_types

@@ -46,7 +46,7 @@ from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.isa import DmaOp as D, Kind, decode, encode, format_inst
 from pymtl_dfx.lib.arith import ceil_div
 from pymtl_dfx.units.control.ControlUnitCL import ControlUnitCL, stall_reasons
-from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.units.control.msgs import UNITS
 from pymtl_dfx.units.control.decode_cache import decoded
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 

@@ -8,7 +8,7 @@ from pymtl_dfx.compiler.build import compile_model, load_compiled, plan
 from pymtl_dfx.compiler.image_file import ImageFormatError
 from pymtl_dfx.compiler.layout import plan_layout
 from pymtl_dfx.compiler.partition import Partition
-from pymtl_dfx.compiler.tiling import from_stream, tile_order, to_stream
+from pymtl_dfx.lib.tiling import from_stream, tile_order, to_stream
 from pymtl_dfx.config import ConfigError, DFXConfig, GPT2Config, gpt2_preset
 from pymtl_dfx.gpt2 import random_weights
 

@@ -18,7 +18,7 @@ from pymtl_dfx.appliance.host import Host
 from pymtl_dfx.compiler.build import compile_model, plan
 from pymtl_dfx.compiler.emit import StepEmitter
 from pymtl_dfx.compiler.limits import CompileError
-from pymtl_dfx.compiler.tiling import to_grid
+from pymtl_dfx.lib.tiling import to_grid
 from pymtl_dfx.config import DFXConfig, GPT2Config
 from pymtl_dfx.gpt2 import DFXForward, generate, random_weights
 from pymtl_dfx.isa import ComputeOp as C, Kind, RouterOp as R, encode

@@ -6,7 +6,7 @@ import numpy as np
 from pymtl3 import DefaultPassGroup
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import to_grid
+from pymtl_dfx.lib.tiling import to_grid
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.funcsim.CoreFunc import CoreFunc
 from pymtl_dfx.isa import assemble, encode

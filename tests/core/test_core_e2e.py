@@ -131,7 +131,7 @@ def test_runtime_ring_positions( cores ):
   if not FULL:
     pytest.skip( "a second 2-core CL generation (~40 s) exceeds make test's budget: "
                  "set DFX_CORE_E2E_FULL=1" )
-  from pymtl_dfx.appliance.backend import backend_for
+  from pymtl_dfx.levels import backend_for
   _, cm = compiled( cores )
   host = Host( cm, backend=backend_for( cm, "cl", runtime_id=True, **SMALL[32][1] ) )
   assert all( c.runtime_id for c in host.backend.top.dut.cores )

@@ -12,7 +12,7 @@ from pymtl_dfx.cli import main
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.core.verilog import modules, write_core_verilog
 from pymtl_dfx.outputs import OutputPathError
-from pymtl_dfx.rtlgen import translate
+from pymtl_dfx.hdl.rtlgen import translate
 
 # small enough to translate in about a minute: the same units as the paper's
 # core, narrower
@@ -119,7 +119,7 @@ def test_a_failed_write_leaves_nothing( tmp_path, monkeypatch ):
     ( tmp_path / "seen" ).write_text( out_dir )
     open( os.path.join( out_dir, "half.v" ), "w" ).write( "module" )
     raise KeyboardInterrupt
-  monkeypatch.setattr( "pymtl_dfx.rtlgen.translate", stops )
+  monkeypatch.setattr( "pymtl_dfx.hdl.rtlgen.translate", stops )
   with pytest.raises( KeyboardInterrupt ):
     verilog.write_core_verilog( DFXConfig().with_overrides( SETTINGS ),
                                 tmp_path / "new" / "deeper" / "core", lint=False )

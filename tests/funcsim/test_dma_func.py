@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import band_width, from_stream
+from pymtl_dfx.lib.tiling import band_width, from_stream
 from pymtl_dfx.lib.arith import ceil_div
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, make

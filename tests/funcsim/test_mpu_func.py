@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import band_width, to_stream
+from pymtl_dfx.lib.tiling import band_width, to_stream
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, PostOp, make
 from pymtl_dfx.testing.units import run_instructions

@@ -18,9 +18,9 @@ from pymtl_dfx.kernel.axi import AXI4_LITE, LITE_DATA_BITS, flat_ports
 from pymtl_dfx.kernel.ControlRegsRTL import ControlRegsRTL
 from pymtl_dfx.kernel.interface import CTRL_ADDR_BITS, ERROR_BITS, register_map
 from pymtl_dfx.kernel.KernelStatusRTL import KernelStatusRTL
-from pymtl_dfx.testing import verilator5
+from pymtl_dfx.hdl import verilator5
 from pymtl_dfx.testing.harness import _finalize, _plain_opts, translating
-from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.units.control.msgs import UNITS
 
 PREFIX = "s_axi_control"
 KB = 16                                   # the fake kernel's k

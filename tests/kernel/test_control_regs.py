@@ -18,7 +18,7 @@ from pymtl_dfx.kernel.control import (AP_DONE, AP_IDLE, AP_READY, AP_START, AUTO
 from pymtl_dfx.kernel.interface import CTRL_ADDR_BITS, ERROR_BITS, register_map
 from pymtl_dfx.kernel.lite_master import LiteMasterSim, LiteResponseError, LiteTimeout
 from pymtl_dfx.testing.core_mixing import dfx_config
-from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.units.control.msgs import UNITS
 
 from ctrl_top import PATTERN, PREFIX, build, busy_reference, finish
 

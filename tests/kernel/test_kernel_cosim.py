@@ -58,7 +58,7 @@ def test_the_kernels_control_protocol( cmdline_opts ):
   ap_done clears on read, ap_idle after a run, the interrupt through
   GIE/IER/ISR, a start while busy ignored, an AXI error response raising
   its sticky error bit."""
-  from pymtl_dfx.appliance.backend import backend_for
+  from pymtl_dfx.levels import backend_for
   from pymtl_dfx.isa import assemble
   from pymtl_dfx.kernel.control import AP_DONE, AP_IDLE, ISR_DONE
   from pymtl_dfx.kernel.cosim import KernelRunError

@@ -446,7 +446,7 @@ def test_dfx_fpga_at_the_papers_config( tmp_path, capsys ):
   with the real RTL writer: the slowest packaging test (~1.5 min, most of
   it the two lints)."""
   pytest.importorskip( "pymtl_dfx.kernel.verilog" )
-  from pymtl_dfx.rtlgen import verilator_command
+  from pymtl_dfx.hdl.rtlgen import verilator_command
   out = tmp_path / "u280"
   assert cli.main( [ "fpga", "--out", str( out ), "--json" ] ) == 0
   rec = json.loads( capsys.readouterr().out )

@@ -9,7 +9,7 @@ import pytest
 
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.kernel import resources as kr
-from pymtl_dfx.sweep.resources import RESOURCES, U280, estimate_resources
+from pymtl_dfx.resources.estimate import RESOURCES, U280, estimate_resources
 
 ROOT = pathlib.Path( __file__ ).resolve().parents[2]
 
@@ -106,7 +106,7 @@ def test_every_design_option_has_its_cost_and_an_slr():
   exactly the differences."""
   from pymtl_dfx import profiles
   from pymtl_dfx.config import DESIGN_FIELDS
-  from pymtl_dfx.sweep.resources import COMPILER_ONLY_OPTIONS, DESIGN_SYNTHESISED
+  from pymtl_dfx.resources.estimate import COMPILER_ONLY_OPTIONS, DESIGN_SYNTHESISED
   assert set( DESIGN_SYNTHESISED ) | set( COMPILER_ONLY_OPTIONS ) == set( DESIGN_FIELDS )
   assert not set( DESIGN_SYNTHESISED ) & set( COMPILER_ONLY_OPTIONS )
   every = profiles.config( "streaming" ).replace(

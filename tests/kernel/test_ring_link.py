@@ -19,7 +19,7 @@ from pymtl_dfx.kernel.RingTxRTL import RingTxRTL
 from pymtl_dfx.kernel.ring_frame import beats_packet, packet_beats, ring_layout
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done
 from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL
-from pymtl_dfx.testing.wide_ports import (FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields,
+from pymtl_dfx.hdl.wide_ports import (FieldRecvIfcRTL, FieldSendIfcRTL, connect_fields,
                                           connect_stream)
 from pymtl_dfx.units.router.msgs import mk_ring_packet
 

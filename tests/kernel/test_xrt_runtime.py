@@ -258,13 +258,13 @@ def test_one_card_buffers_registers_and_readback():
 
 
 def test_the_host_level_fpga_needs_an_xclbin_and_no_unit_levels( monkeypatch ):
-  from pymtl_dfx.appliance.host import LEVELS, Host
+  from pymtl_dfx.levels import LEVELS, host_for
   assert "fpga" in LEVELS
   model = _small_model()
   with pytest.raises( ValueError, match="needs the kernel's xclbin" ):
-    Host( model, "fpga" )
+    host_for( model, "fpga" )
   with pytest.raises( ValueError, match="every unit the kernel's RTL" ):
-    Host( model, "fpga", levels={ "mpu": "cl" }, xclbin="k.xclbin" )
+    host_for( model, "fpga", levels={ "mpu": "cl" }, xclbin="k.xclbin" )
   monkeypatch.setitem( sys.modules, "pyxrt", None )
   with pytest.raises( X.XrtUnavailable, match="needs XRT's Python bindings" ):
-    Host( model, "fpga", xclbin="k.xclbin" )
+    host_for( model, "fpga", xclbin="k.xclbin" )

@@ -7,7 +7,7 @@ Verilator."""
 import pytest
 from pymtl3 import *
 
-from pymtl_dfx.compiler.tiling import grid_index, tile_walk
+from pymtl_dfx.lib.tiling import grid_index, tile_walk
 from pymtl_dfx.lib.tile_walker import TileWalkerCL, tile_walker_rtl
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for
 

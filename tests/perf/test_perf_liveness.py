@@ -9,7 +9,7 @@ from pymtl_dfx.compiler import stats as S
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import Kind, assemble, encode, op_of
 from pymtl_dfx.perf.appliance import ApplianceTiming
-from pymtl_dfx.units.control.ControlUnitFL import unit_of
+from pymtl_dfx.units.control.msgs import unit_of
 from pymtl_dfx.units.dma.msgs import mk_dma_types
 
 CFG = DFXConfig( d=32, l=8, hbm_channels=4, vreg_entries=256, mreg_entries=16,

@@ -17,7 +17,8 @@ from pymtl_dfx import perf
 from pymtl_dfx.cli import main
 from pymtl_dfx.config import DFXConfig, gpt2_preset
 from pymtl_dfx.perf import sampled
-from pymtl_dfx.sweep import resources, run
+from pymtl_dfx.resources import estimate as resources
+from pymtl_dfx.sweep import run
 from pymtl_dfx.sweep.grid import GridError, parse_grid, points
 from pymtl_dfx.sweep.pareto import pareto
 

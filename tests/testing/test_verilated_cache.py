@@ -2,7 +2,7 @@
 checkout is (pymtl3's comments name the source's absolute path), and any
 change to the code changes it."""
 
-from pymtl_dfx.testing import verilated_cache as vc
+from pymtl_dfx.hdl import verilated_cache as vc
 
 CODE = "module M (\n  input logic a\n);\n  // At {where}/pymtl_dfx/units/x.py:12\n  assign b = {what};\nendmodule\n"
 

@@ -39,7 +39,7 @@ the hazard tests fail.
 from pymtl3 import *
 
 from ...config import DFXConfig
-from .ControlUnitFL import UNITS, unit_of
+from .msgs import UNITS, unit_of
 from .decode_cache import decoded
 from .footprint import footprint_of, hazards
 from .msgs import InstMsg

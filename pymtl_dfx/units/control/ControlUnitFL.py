@@ -8,20 +8,8 @@ controllers' business; they must compute the same values.
 
 from pymtl3 import *
 
-from ...isa import Kind
 from .decode_cache import decoded
-from .msgs import InstMsg
-
-UNITS = ( "dma", "mpu", "vpu", "router" )
-
-
-def unit_of( op, kind ):
-  if kind == Kind.DMA:
-    return UNITS.index( "dma" )
-  if kind == Kind.ROUTER:
-    return UNITS.index( "router" )
-  return UNITS.index( "vpu" if op.on_vpu else "mpu" )
-
+from .msgs import UNITS, InstMsg, unit_of
 
 class ControlUnitFL( Component ):
 

@@ -10,7 +10,7 @@ from pymtl3 import *
 from pymtl3.stdlib.stream.queues import NormalQueueRTL
 
 from ...config import DFXConfig
-from .ControlUnitFL import UNITS
+from .msgs import UNITS
 from .FootprintRTL import FootprintRTL, end_bits
 from .msgs import InstMsg
 from .ports import declare_ports

@@ -40,7 +40,7 @@ class FootprintRTL( Component ):
     M = mk_bits( MB )
 
     s.word   = InPort( InstMsg )
-    s.unit   = OutPort( 2 )      # index into ControlUnitFL.UNITS
+    s.unit   = OutPort( 2 )      # index into control.msgs.UNITS
     s.chain  = OutPort()
     s.waits  = OutPort( 4 )      # units whose in-flight instructions it waits for
     s.r0_base = OutPort( E )

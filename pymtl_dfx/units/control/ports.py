@@ -9,7 +9,7 @@
             the host)
 """
 
-from .ControlUnitFL import UNITS
+from .msgs import UNITS
 from .msgs import DoneMsg, InstMsg
 
 

@@ -14,7 +14,7 @@ each unit answers in order, at most once a cycle); `done_rdy` counts the
 tokens not yet taken, so the delay never holds a unit's token back.
 """
 
-from .ControlUnitFL import UNITS
+from .msgs import UNITS
 
 
 class _Entry:

@@ -15,7 +15,7 @@ from ..control.decode_cache import decoded
 from ..fpu.msgs import FP16
 from .msgs import VregT
 from .ports import declare_ports
-from ...compiler.tiling import grid_tiles
+from ...lib.tiling import grid_tiles
 from .semantics import mpu_grid
 from .streams import check_inst, geometry, is_ddr, join_elems, split_word, tr_word0
 

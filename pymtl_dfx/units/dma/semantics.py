@@ -11,7 +11,7 @@ vector ((r * n_col_tiles + c) * l + j) of the region, n_col_tiles being
 ceil(len / l) for the vector's len = vecs * d elements.
 
 `hbm_read mpu rows=R vecs=N [cmajor]` reads the N vectors at addr as a tile
-grid (`compiler.tiling` grid layout: n_r = ceil(R/d) row chunks, n_c =
+grid (`lib.tiling` grid layout: n_r = ceil(R/d) row chunks, n_c =
 N / (l*n_r) column tiles, row- or column-major) and returns its tiles in the
 MPU's stream order (`tiling.tile_walk`, bands of min(n_c, psum_entries),
 zigzag or, with `raster`, `DFXConfig.mpu_raster_walk`, raster).
@@ -19,7 +19,7 @@ zigzag or, with `raster`, `DFXConfig.mpu_raster_walk`, raster).
 
 import numpy as np
 
-from ...compiler.tiling import GridError, grid_to_stream, read_grid
+from ...lib.tiling import GridError, grid_to_stream, read_grid
 from ...isa import DmaOp as D
 from ...lib.arith import ceil_div
 

@@ -26,7 +26,7 @@ from ...config import FP16_BITS
 from ...isa import DmaOp as D
 from ...lib.arith import ceil_div
 from ..memory.msgs import memory_spec
-from ...compiler.tiling import GridError
+from ...lib.tiling import GridError
 from .msgs import DMAConfigError
 from .semantics import check_plain_read, mpu_grid
 

@@ -2,7 +2,7 @@
 
 Untimed: a tile is multiplied and accumulated the cycle it arrives; a
 finished column tile waits only for its bias.  Values come from `golden`
-(numerics), in the tile order of `compiler.tiling`.
+(numerics), in the tile order of `lib.tiling`.
 """
 
 from collections import deque

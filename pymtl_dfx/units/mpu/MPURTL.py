@@ -7,7 +7,7 @@
   other; the zigzag turn of the traversal meets this every row chunk (the
   raster walk, `DFXConfig.mpu_raster_walk`, only where a band is narrower
   than the adder's latency).
-- Post-ops: bias, scale and mask, GELU (`mpu_post_latency_for`), then out; the
+- Post-ops: bias, scale and mask, GELU (`timing.post_latency`), then out; the
   REDMAX maximum is kept beside the output and sent last.
 
 A command is accepted when the previous one has sent its last output.

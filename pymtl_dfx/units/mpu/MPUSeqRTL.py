@@ -1,7 +1,7 @@
 """The MPU's control: the command register, the tile traversal and the
 output count.
 
-The traversal is `compiler.tiling.tile_order`, walked by a
+The traversal is `lib.tiling.tile_order`, walked by a
 `lib.tile_walker.TileWalkerRTL` (the one hardware definition of the order,
 shared with the DMA and the register file manager): bands of `band` column
 tiles; within a band, row chunks in ascending order; across the band left to

@@ -8,7 +8,7 @@ command that uses it (`DFXConfig.mpu_post_bypass` = 1):
 
 A finished tile enters the first stage its command uses and leaves the last
 one; a skipped stage takes no tile (its registers stay empty), so the depth
-is the sum of the stages passed, `DFXConfig.mpu_post_latency_for`.  The
+is the sum of the stages passed, `timing.post_latency`.  The
 stages share one stall, as one `StallPipeRTL` of that depth does (as DFX
 chains its DSP operators, every register's enable is the downstream ready):
 all registers advance when the last passed stage's last register is empty

@@ -4,7 +4,7 @@ The MPU engine's boundary (the same at FL, CL and RTL):
 
 - `cmd`:  one `MPUCmd` per matrix instruction (its op, post-op and sizes);
 - `x`:    one d-element input chunk per weight tile, in tile order
-          (`compiler.tiling.tile_order`): the chunk of rows the tile covers;
+          (`lib.tiling.tile_order`): the chunk of rows the tile covers;
 - `w`:    one d x l weight tile per message, as l column vectors of d
           (element j*d + i is row i of column j), in tile order;
 - `bias`: CONV1D only: one l-element bias slice per column tile, in the

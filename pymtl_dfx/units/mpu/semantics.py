@@ -1,14 +1,14 @@
 """What each matrix instruction computes (the MPU's FL behaviour).
 
 y = matvec(x, W) in the MFU's order (`numerics.matvec`), W being the matrix
-the weight stream carries in `compiler.tiling` order; then the instruction's
+the weight stream carries in `lib.tiling` order; then the instruction's
 bias / scale / mask, then the matrix-side special function (post-op).
 """
 
 import numpy as np
 
 from ... import numerics
-from ...compiler.tiling import band_width, from_stream, stream_vectors
+from ...lib.tiling import band_width, from_stream, stream_vectors
 from ...isa import ComputeOp as C, PostOp, fp16_value
 
 F16 = np.float16

@@ -7,7 +7,7 @@ drive every level with it, and the CL/RTL register file manager follows it.
 
 import numpy as np
 
-from ...compiler.tiling import band_width, tile_order, to_stream
+from ...lib.tiling import band_width, tile_order, to_stream
 from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from .golden import to_array, to_fields

@@ -1,7 +1,7 @@
 """The MPU engine's timing: the RTL's three stall pipelines (MFU lanes,
 accumulator, post-op), its accumulator hazard rule and its tile walk, on
 Python values and without data.  The post-op pipe is as deep as the
-current command's post-ops (`DFXConfig.mpu_post_latency_for`).
+current command's post-ops (`post_latency`).
 
 The one definition of when the engine takes and gives a message: `MPUCL`
 is this class plus the values (it overrides the `_values` hooks, which
@@ -17,6 +17,28 @@ from ...lib.arith import ceil_div
 from ...isa import ComputeOp as C, PostOp
 from ...lib.pipeline import StallPipeCL
 from ...lib.tile_walker import TileWalkerCL
+
+
+def post_latency( cfg, op, post ):
+  """The post-op depth a matrix command's tiles pass (`op` a matrix
+  ComputeOp, `post` a PostOp, as ints): `cfg.mpu_post_latency` for every
+  command, or with `mpu_post_bypass` only the stages the command uses
+  (the bias adder for CONV1D, the scale multiplier for MASKEDMM, the GELU
+  table for post-op GELU), one register when it uses none.  The causal
+  mask, the zeros past the last column, REDMAX's running maximum and
+  VECTORIZE are selects and regrouping, no stage of their own."""
+  if not cfg.mpu_post_bypass:
+    return cfg.mpu_post_latency
+  depth = ( ( cfg.fp_add_latency if op == C.CONV1D else 0 )
+            + ( cfg.fp_mul_latency if op == C.MASKEDMM else 0 )
+            + ( cfg.fp_gelu_latency if post == PostOp.GELU else 0 ) )
+  return max( 1, depth )
+
+
+def tile_latency( cfg, op, post ):
+  """`cfg.mpu_tile_latency` of one command: its own post-op depth
+  (`post_latency`) in place of the deepest."""
+  return cfg.mpu_tile_latency - cfg.mpu_post_latency + post_latency( cfg, op, post )
 
 
 class Tile:
@@ -120,7 +142,7 @@ class MPUTiming:
       s.taken = s.outs = 0
       # the post-op depth is the command's (`mpu_post_bypass`); the pipe is
       # empty here: the previous command's last tile has left
-      s.post = StallPipeCL( cfg.mpu_post_latency_for( int( cmd.op ), int( cmd.post ) ) )
+      s.post = StallPipeCL( post_latency( cfg, int( cmd.op ), int( cmd.post ) ) )
       s.reset_values()
       return
     # what enters each pipeline this cycle

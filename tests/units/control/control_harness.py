@@ -21,10 +21,10 @@ from pymtl3.stdlib.test_utils import config_model_with_cmdline_opts
 
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import decode, format_inst
-from pymtl_dfx.testing import verilator5
+from pymtl_dfx.hdl import verilator5
 from pymtl_dfx.testing.src_sink import DelaySourceRTL
 from pymtl_dfx.units.control.ControlUnitCL import Candidate, stall_reasons
-from pymtl_dfx.units.control.ControlUnitFL import UNITS
+from pymtl_dfx.units.control.msgs import UNITS
 from pymtl_dfx.units.control.models import MODELS as CONTROL
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 

@@ -24,7 +24,7 @@ from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
 from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.src_sink import received
-from pymtl_dfx.testing.wide_ports import WidePortsRTL
+from pymtl_dfx.hdl.wide_ports import WidePortsRTL
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.msgs import mk_dma_types
 from pymtl_dfx.units.dma.semantics import dma_op

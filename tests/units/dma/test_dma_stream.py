@@ -17,14 +17,14 @@ import pytest
 from pymtl3 import *
 
 from pymtl_dfx import numerics as N
-from pymtl_dfx.compiler.tiling import to_grid
+from pymtl_dfx.lib.tiling import to_grid
 from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import DmaOp as D, encode, make, op_of
 from pymtl_dfx.testing import select_or_skip
 from pymtl_dfx.testing.harness import _plain_opts, elaborate_for, run_until_done, translating
 from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.src_sink import CheckSinkRTL, DelaySourceRTL, received
-from pymtl_dfx.testing.wide_ports import WidePortsRTL, connect_stream
+from pymtl_dfx.hdl.wide_ports import WidePortsRTL, connect_stream
 from pymtl_dfx.units.control.msgs import DoneMsg, InstMsg
 from pymtl_dfx.units.dma.streams import join_elems
 from pymtl_dfx.units.memory.msgs import all_elems

@@ -11,6 +11,7 @@ from pymtl_dfx.config import DFXConfig
 from pymtl_dfx.isa import ComputeOp as C, PostOp
 from pymtl_dfx.testing.levels import python_rtl, run_matching_cl
 from pymtl_dfx.testing.mpu import KINDS, random_matrix_inst, run_program
+from pymtl_dfx.units.mpu.timing import tile_latency
 
 # (d, l, psum entries): the issue's three shapes; small buffers so that
 # matrices span several bands, one band narrower than the others; two in
@@ -112,7 +113,7 @@ ONE_TILE = ( [ ( 0, ( C.MM, PostOp.NONE ) ) ] +
                           ids=[ f"bypass{b}-{k[0].mnemonic}-{k[1].mnemonic}" for b, k in ONE_TILE ] )
 def test_latency_of_one_tile( bypass, kind, level, cmdline_opts ):
   """Without stalls a one-tile instruction's output leaves
-  `mpu_tile_latency_for` its op and post-op cycles after its weights (plus
+  `timing.tile_latency` of its op and post-op cycles after its weights (plus
   the command's cycle and the harness's): `mpu_tile_latency` for every
   command by default, only the stages it uses with the post-op bypass."""
   if level == "fl":
@@ -121,7 +122,7 @@ def test_latency_of_one_tile( bypass, kind, level, cmdline_opts ):
   op, post = kind
   inst = random_matrix_inst( np.random.default_rng( 0 ), cfg, op, post, 4, 2 )
   r = run_program( level, cmdline_opts, cfg, [ inst ] )
-  assert r.arrivals["out"][0] == cfg.mpu_tile_latency_for( op, post ) + 3
+  assert r.arrivals["out"][0] == tile_latency( cfg, op, post ) + 3
   assert len( r.arrivals["out"] ) == 1 + ( post == PostOp.REDMAX )
 
 

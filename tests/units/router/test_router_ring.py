@@ -83,7 +83,7 @@ def test_ring_all_gather( cores, seg, fwd, level, cmdline_opts ):
 # position (its next core's index is computed from the input)
 def test_one_router_module_serves_every_position( tmp_path ):
   from pymtl_dfx.core.verilog import modules
-  from pymtl_dfx.rtlgen import translate
+  from pymtl_dfx.hdl.rtlgen import translate
   from pymtl_dfx.testing.router_ring import RouterRing
   cfg = CFG
   path, _ = translate( RouterRing( "rtl", cfg, 4 ), str( tmp_path ) )

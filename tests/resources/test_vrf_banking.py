@@ -1,12 +1,12 @@
-"""The vector register file's FPGA mapping (`sweep.vrf_banking`): its
+"""The vector register file's FPGA mapping (`resources.vrf_banking`): its
 arithmetic by hand, its ports against RFStorageRTL's, and its row in the
 per-card estimate."""
 
 import pytest
 
 from pymtl_dfx.config import DFXConfig
-from pymtl_dfx.sweep import resources
-from pymtl_dfx.sweep.vrf_banking import ELEMENT_PORTS, READ_PORTS, WRITE_PORTS, vrf_banks
+from pymtl_dfx.resources import estimate as resources
+from pymtl_dfx.resources.vrf_banking import ELEMENT_PORTS, READ_PORTS, WRITE_PORTS, vrf_banks
 
 
 def test_paper_size_by_hand():

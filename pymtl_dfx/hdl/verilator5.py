@@ -56,6 +56,7 @@ from pymtl3.passes.rtlir import RTLIRGetter
 from ..files import describe_os_error, os_error_cause
 from ..outputs import OutputPathError, cache_home
 from . import verilated_cache
+from .build_flags import jobs, opt_level  # noqa: F401 (named here)
 
 _applied = False
 _pymtl_vl_cmd = VerilogVerilatorImportConfigs.create_vl_cmd
@@ -73,23 +74,6 @@ def _separate_c_src_files( cfg ):
   for label in ( "VM_GLOBAL_FAST", "VM_GLOBAL_SLOW" ):
     srcs += cfg._get_srcs_from_vl_class_mk( lines, cfg.vl_include_dir, label )
   return srcs
-
-
-def opt_level():
-  """g++ optimisation of the per-cycle code: DFX_VL_OPT (e.g. -O0, -O1).
-  The default's -march=native ran the d=32 1-core appliance 1.6x faster
-  than -O1 or -O2 alone (37k -> 60-62k cycles/s, 2026-12-01, on a CPU with
-  AVX-512: wide words in vector registers) in about the same build time,
-  while the 4-core appliance, whose code is far past the caches, ran 16 %
-  slower (3,253 -> 2,740 cycles/s); the library then runs only on CPUs
-  like the one that built it, and ccache keys on the flag's text, so a
-  ccache shared between different CPUs needs an explicit -march."""
-  return os.environ.get( "DFX_VL_OPT", "-O2 -march=native" )
-
-
-def jobs():
-  """Parallel compiles of one model: DFX_VL_JOBS, else the CPU count."""
-  return int( os.environ.get( "DFX_VL_JOBS", 0 ) ) or os.cpu_count() or 1
 
 
 def compiler():

@@ -23,8 +23,8 @@ import subprocess
 
 from pymtl3.passes.backends.verilog import VerilogTranslationPass
 
-from .testing import verilator5
-from .testing.wide_ports import WidePortsRTL
+from . import verilator5
+from .wide_ports import WidePortsRTL
 
 # What pymtl3's translation produces by construction, not design defects.
 # A class in WAIVED is accepted everywhere; a class in WAIVED_WHERE only on
@@ -211,7 +211,7 @@ def keeping_refused_log( out_dir, error ):
   """Around the all-or-nothing write of out_dir: a LintRefusal raised in it
   becomes `error` (the command's own error class) naming where Verilator's
   log is kept, since the refused folder itself is removed."""
-  from .printable import shown
+  from ..printable import shown
   try:
     yield
   except LintRefusal as e:
@@ -222,7 +222,7 @@ def _keep_log( out_dir, log ):
   # OUT.lint.log beside OUT when OUT's parent exists, else a new scratch
   # folder (the parents made for OUT are gone again with it)
   import tempfile
-  from .atomic import write_text
+  from ..atomic import write_text
   out_dir = os.path.abspath( os.fspath( out_dir ) ).rstrip( os.sep )
   if os.path.isdir( os.path.dirname( out_dir ) ):
     try:

@@ -34,6 +34,7 @@ from pymtl3.passes.backends.verilog.import_.VerilogVerilatorImportPass import (
 )
 
 from ..outputs import cache_home
+from .build_flags import opt_level
 
 BUILDS = []           # one dict per import of this process, in order
 _FILES = ( "get_shared_lib_path", "get_c_wrapper_path", "get_py_wrapper_path" )
@@ -96,7 +97,6 @@ def _verilog_hash( path ):
 def model_key( ip_cfg, cfg_d ):
   """The hash of everything that decides a built model's bits."""
   import pymtl3
-  from . import verilator5
   parts = {
     "verilog": _verilog_hash( ip_cfg.translated_source_file ),
     "top": ip_cfg.translated_top_module,
@@ -106,11 +106,11 @@ def model_key( ip_cfg, cfg_d ):
     "vl_cmd": ip_cfg.create_vl_cmd(),
     "verilator": _version( "verilator" ),
     "cxx": _version( "g++" ),
-    "opt": verilator5.opt_level(),
+    "opt": opt_level(),
     "pymtl3": getattr( pymtl3, "__version__", "?" ),
     "python": sys.version_info[ :2 ],
     # -march=native builds for the CPU that compiles
-    "cpu": _cpu() if "native" in verilator5.opt_level() else "",
+    "cpu": _cpu() if "native" in opt_level() else "",
   }
   text = _placeless( json.dumps( parts, sort_keys=True, default=str ) )
   return hashlib.sha256( text.encode() ).hexdigest()[ :32 ]

@@ -30,7 +30,7 @@ import functools
 
 import numpy as np
 
-from ..lib.arith import ceil_div
+from .arith import ceil_div
 
 F16 = np.float16
 
