@@ -9,7 +9,6 @@ three.  `host_for` is `appliance.host.Host` over the backend of a level.
 
 from .appliance.backend import APPLIANCE_LEVELS, appliance_backend, loaded, memory_depths
 from .appliance.host import Host
-from .core.Core import CORE_LEVELS
 
 # kernel: the wrapped U280 kernel co-simulated (`kernel.cosim`); fpga: U280
 # cards through XRT (`kernel.xrt_runtime`, needs the kernel's xclbin)
@@ -28,7 +27,7 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
   and line trace."""
   if level not in LEVELS + ( "perf", ):
     raise ValueError( f"level {level!r} is not a level (have: {', '.join( LEVELS )}, perf)" )
-  if probe is not None and level not in CORE_LEVELS + ( "kernel", ):
+  if probe is not None and level in ( "perf", "fpga" ):
     raise ValueError( f"a wave or line trace needs a simulated level (fl, cl, rtl, verilog, "
                       f"kernel), not {level}" )
   if level == "perf":
@@ -57,8 +56,8 @@ def backend_for( compiled, level, levels=None, max_cycles=None, hbm_depth=None, 
 def host_for( compiled, level="func", levels=None, max_cycles_per_step=None, hbm_depth=None,
               ddr_depth=None, line_trace=False, xclbin=None, probe=None ):
   """`Host` (the generation loop) over the backend of `level` (LEVELS)."""
-  if level not in LEVELS:
-    raise ValueError( f"level {level!r} is not an appliance level (have: {', '.join( LEVELS )})" )
+  if level not in LEVELS:     # perf has no host level of its own: `perf.run`
+    raise ValueError( f"level {level!r} is not a host level (have: {', '.join( LEVELS )})" )
   return Host( compiled, backend=backend_for( compiled, level, levels, max_cycles_per_step,
                                               hbm_depth, ddr_depth, line_trace, xclbin=xclbin,
                                               probe=probe ) )
